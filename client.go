@@ -1,0 +1,69 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+)
+
+// Client is a high-level API to send requests to kafka brokers. Every method
+// takes a context that can cancel the request.
+//
+// A Client is safe for concurrent use as long as its fields are not changed
+// after first use.
+type Client struct {
+	// Addr is the address of the cluster (or of one broker). A request's own
+	// address, when set, takes precedence.
+	Addr net.Addr
+
+	// Timeout bounds every request of the client; zero means none.
+	Timeout time.Duration
+
+	// Transport sends the requests; nil means DefaultTransport.
+	Transport RoundTripper
+}
+
+func (c *Client) roundTrip(ctx context.Context, addr net.Addr, msg protocol.Message) (protocol.Message, error) {
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	if addr == nil {
+		addr = c.Addr
+	}
+	if addr == nil {
+		return nil, errors.New("no address was given for the kafka cluster in the request or on the client")
+	}
+	return c.transport().RoundTrip(ctx, addr, msg)
+}
+
+func (c *Client) transport() RoundTripper {
+	if c.Transport == nil {
+		return DefaultTransport
+	}
+	return c.Transport
+}
+
+// timeout is the time budget passed to brokers in requests that carry one.
+// Half of what remains is used so that the answer still has time to travel
+// back before the caller gives up.
+func (c *Client) timeout(ctx context.Context, defaultTimeout time.Duration) time.Duration {
+	limit := c.Timeout
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline); left < limit {
+			limit = left
+		}
+	}
+	if limit <= 0 {
+		return defaultTimeout
+	}
+	return limit / 2
+}
+
+func (c *Client) timeoutMs(ctx context.Context, defaultTimeout time.Duration) int32 {
+	return int32(c.timeout(ctx, defaultTimeout) / time.Millisecond)
+}
