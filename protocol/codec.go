@@ -1,0 +1,621 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"sort"
+	"sync"
+)
+
+// encodeState carries what the size pass hands over to the write pass: the
+// record sets it had to render to learn their size, and the first error.
+type encodeState struct {
+	blobs []*[]byte
+	err   error
+}
+
+func (s *encodeState) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *encodeState) release() {
+	for _, b := range s.blobs {
+		if b != nil {
+			wirePutBuffer(b)
+		}
+	}
+	s.blobs = s.blobs[:0]
+}
+
+// codec is the compiled wire form of one Go type at one API version. All
+// decisions that depend on the struct tags, the version or the flexibility
+// of the message are taken when the codec is built; the functions only walk
+// values.
+type codec struct {
+	minSize    int // fewest bytes the wire form can take (for count checks)
+	fixed      int // exact wire size when it never varies, else -1
+	hasRecords bool
+	size       func(s *encodeState, v reflect.Value) int
+	encode     func(w *wireWriter, v reflect.Value)
+	decode     func(r *wireReader, v reflect.Value)
+}
+
+var (
+	writerToType   = reflect.TypeOf((*io.WriterTo)(nil)).Elem()
+	readerFromType = reflect.TypeOf((*io.ReaderFrom)(nil)).Elem()
+)
+
+// isRecordsType reports whether values of t are RECORDS: a struct that
+// renders and parses its own content (RecordSet, RawRecordSet).
+func isRecordsType(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	p := reflect.PointerTo(t)
+	return p.Implements(writerToType) && p.Implements(readerFromType)
+}
+
+type codecKey struct {
+	t        reflect.Type
+	version  int16
+	flexible bool
+	nullable bool
+	strict   bool
+}
+
+// compiler builds codecs. Struct codecs are cached so that the element type
+// of an array shared by many versions is compiled once per version, and so
+// that a (pathological) recursive type does not loop forever.
+type compiler struct {
+	mu    sync.Mutex
+	cache map[codecKey]*codec
+}
+
+var codecs = compiler{cache: make(map[codecKey]*codec)}
+
+func (c *compiler) compile(t reflect.Type, version int16, flexible, nullable, strict bool) (*codec, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.build(t, version, flexible, nullable, strict)
+}
+
+func (c *compiler) build(t reflect.Type, version int16, flexible, nullable, strict bool) (*codec, error) {
+	if isRecordsType(t) {
+		return recordsCodec(t, flexible), nil
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return fixedCodec(1,
+			func(w *wireWriter, v reflect.Value) { w.bool(v.Bool()) },
+			func(r *wireReader, v reflect.Value) { v.SetBool(r.bool()) }), nil
+	case reflect.Int8:
+		return fixedCodec(1,
+			func(w *wireWriter, v reflect.Value) { w.int8(int8(v.Int())) },
+			func(r *wireReader, v reflect.Value) { v.SetInt(int64(r.int8())) }), nil
+	case reflect.Int16:
+		return fixedCodec(2,
+			func(w *wireWriter, v reflect.Value) { w.int16(int16(v.Int())) },
+			func(r *wireReader, v reflect.Value) { v.SetInt(int64(r.int16())) }), nil
+	case reflect.Int32:
+		return fixedCodec(4,
+			func(w *wireWriter, v reflect.Value) { w.int32(int32(v.Int())) },
+			func(r *wireReader, v reflect.Value) { v.SetInt(int64(r.int32())) }), nil
+	case reflect.Int64:
+		return fixedCodec(8,
+			func(w *wireWriter, v reflect.Value) { w.int64(v.Int()) },
+			func(r *wireReader, v reflect.Value) { v.SetInt(r.int64()) }), nil
+	case reflect.Uint16:
+		return fixedCodec(2,
+			func(w *wireWriter, v reflect.Value) { w.int16(int16(uint16(v.Uint()))) },
+			func(r *wireReader, v reflect.Value) { v.SetUint(uint64(uint16(r.int16()))) }), nil
+	case reflect.Uint32:
+		return fixedCodec(4,
+			func(w *wireWriter, v reflect.Value) { w.int32(int32(uint32(v.Uint()))) },
+			func(r *wireReader, v reflect.Value) { v.SetUint(uint64(uint32(r.int32()))) }), nil
+	case reflect.Float64:
+		return fixedCodec(8,
+			func(w *wireWriter, v reflect.Value) { w.float64(v.Float()) },
+			func(r *wireReader, v reflect.Value) { v.SetFloat(r.float64()) }), nil
+	case reflect.String:
+		return stringCodec(flexible, nullable), nil
+	case reflect.Array:
+		if t.Len() == 16 && t.Elem().Kind() == reflect.Uint8 {
+			return uuidCodec(), nil
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return bytesCodec(flexible, nullable), nil
+		}
+		elem, err := c.build(t.Elem(), version, flexible, false, strict)
+		if err != nil {
+			return nil, err
+		}
+		return arrayCodec(t, elem, flexible, nullable), nil
+	case reflect.Struct:
+		key := codecKey{t: t, version: version, flexible: flexible, strict: strict}
+		if cached := c.cache[key]; cached != nil {
+			return cached, nil
+		}
+		sc := &codec{}
+		c.cache[key] = sc
+		if err := c.buildStruct(sc, t, version, flexible, strict); err != nil {
+			delete(c.cache, key)
+			return nil, err
+		}
+		return sc, nil
+	}
+	return nil, fmt.Errorf("kafka protocol: type %s has no wire representation", t)
+}
+
+func fixedCodec(n int, enc func(*wireWriter, reflect.Value), dec func(*wireReader, reflect.Value)) *codec {
+	return &codec{
+		minSize: n,
+		fixed:   n,
+		size:    func(*encodeState, reflect.Value) int { return n },
+		encode:  enc,
+		decode:  dec,
+	}
+}
+
+var errStringTooLong = errors.New("kafka protocol: string longer than 32767 bytes")
+
+func stringCodec(flexible, nullable bool) *codec {
+	if flexible {
+		return &codec{
+			minSize: 1,
+			fixed:   -1,
+			size: func(_ *encodeState, v reflect.Value) int {
+				n := v.Len()
+				if n == 0 && nullable {
+					return 1
+				}
+				return wireUvarintSize(uint64(n)+1) + n
+			},
+			encode: func(w *wireWriter, v reflect.Value) {
+				s := v.String()
+				if s == "" && nullable {
+					w.uvarint(0)
+					return
+				}
+				w.uvarint(uint64(len(s)) + 1)
+				w.str(s)
+			},
+			decode: func(r *wireReader, v reflect.Value) {
+				n := r.compactLen()
+				if n > 0 {
+					v.SetString(string(r.take(n)))
+				} else {
+					v.SetString("")
+				}
+			},
+		}
+	}
+	return &codec{
+		minSize: 2,
+		fixed:   -1,
+		size: func(s *encodeState, v reflect.Value) int {
+			n := v.Len()
+			if n > math.MaxInt16 {
+				s.fail(errStringTooLong)
+			}
+			return 2 + n
+		},
+		encode: func(w *wireWriter, v reflect.Value) {
+			s := v.String()
+			if s == "" && nullable {
+				w.int16(-1)
+				return
+			}
+			w.int16(int16(len(s)))
+			w.str(s)
+		},
+		decode: func(r *wireReader, v reflect.Value) {
+			n := int(r.int16())
+			if n > 0 {
+				v.SetString(string(r.take(n)))
+			} else {
+				v.SetString("")
+			}
+		},
+	}
+}
+
+var errBytesTooLong = errors.New("kafka protocol: byte sequence longer than 2^31-1 bytes")
+
+func bytesCodec(flexible, nullable bool) *codec {
+	c := &codec{fixed: -1}
+	if flexible {
+		c.minSize = 1
+		c.size = func(_ *encodeState, v reflect.Value) int {
+			if nullable && v.IsNil() {
+				return 1
+			}
+			n := v.Len()
+			return wireUvarintSize(uint64(n)+1) + n
+		}
+		c.encode = func(w *wireWriter, v reflect.Value) {
+			if nullable && v.IsNil() {
+				w.uvarint(0)
+				return
+			}
+			b := v.Bytes()
+			w.uvarint(uint64(len(b)) + 1)
+			w.raw(b)
+		}
+	} else {
+		c.minSize = 4
+		c.size = func(s *encodeState, v reflect.Value) int {
+			n := v.Len()
+			if n > math.MaxInt32 {
+				s.fail(errBytesTooLong)
+			}
+			return 4 + n
+		}
+		c.encode = func(w *wireWriter, v reflect.Value) {
+			if nullable && v.IsNil() {
+				w.int32(-1)
+				return
+			}
+			b := v.Bytes()
+			w.int32(int32(len(b)))
+			w.raw(b)
+		}
+	}
+	c.decode = func(r *wireReader, v reflect.Value) {
+		var n int
+		if flexible {
+			n = r.compactLen()
+		} else {
+			n = int(r.int32())
+		}
+		if n < 0 {
+			v.SetBytes(nil)
+			return
+		}
+		if b := r.take(n); b != nil {
+			v.SetBytes(b)
+		}
+	}
+	return c
+}
+
+func uuidCodec() *codec {
+	return fixedCodec(16,
+		func(w *wireWriter, v reflect.Value) {
+			for i := 0; i < 16; i++ {
+				w.b = append(w.b, byte(v.Index(i).Uint()))
+			}
+		},
+		func(r *wireReader, v reflect.Value) {
+			if p := r.take(16); p != nil {
+				for i := 0; i < 16; i++ {
+					v.Index(i).SetUint(uint64(p[i]))
+				}
+			}
+		})
+}
+
+func arrayCodec(t reflect.Type, elem *codec, flexible, nullable bool) *codec {
+	prefix := 4
+	if flexible {
+		prefix = 1
+	}
+	minElem := elem.minSize
+	if minElem < 1 {
+		// Elements that may take no bytes at all would let a tiny frame
+		// claim billions of them; no real message has such arrays.
+		minElem = 1
+	}
+	c := &codec{minSize: prefix, fixed: -1, hasRecords: elem.hasRecords}
+	c.size = func(s *encodeState, v reflect.Value) int {
+		n := v.Len()
+		if n == 0 && nullable && v.IsNil() {
+			return prefix
+		}
+		size := 4
+		if flexible {
+			size = wireUvarintSize(uint64(n) + 1)
+		}
+		if elem.fixed >= 0 {
+			return size + n*elem.fixed
+		}
+		for i := 0; i < n; i++ {
+			size += elem.size(s, v.Index(i))
+		}
+		return size
+	}
+	c.encode = func(w *wireWriter, v reflect.Value) {
+		n := v.Len()
+		switch {
+		case n == 0 && nullable && v.IsNil() && flexible:
+			w.uvarint(0)
+			return
+		case n == 0 && nullable && v.IsNil():
+			w.int32(-1)
+			return
+		case flexible:
+			w.uvarint(uint64(n) + 1)
+		default:
+			w.int32(int32(n))
+		}
+		for i := 0; i < n; i++ {
+			elem.encode(w, v.Index(i))
+		}
+	}
+	c.decode = func(r *wireReader, v reflect.Value) {
+		var n int
+		if flexible {
+			n = r.compactLen()
+		} else {
+			n = int(r.int32())
+		}
+		if r.err != nil {
+			return
+		}
+		if n < 0 {
+			v.SetZero()
+			return
+		}
+		if n > r.remaining()/minElem {
+			r.fail(errWireShort)
+			return
+		}
+		s := reflect.MakeSlice(t, n, n)
+		for i := 0; i < n && r.err == nil; i++ {
+			elem.decode(r, s.Index(i))
+		}
+		v.Set(s)
+	}
+	return c
+}
+
+// wireAppender lets io.WriterTo implementations render into a pooled slice.
+type wireAppender struct{ p *[]byte }
+
+func (a wireAppender) Write(b []byte) (int, error) {
+	*a.p = append(*a.p, b...)
+	return len(b), nil
+}
+
+// recordsCodec handles RECORDS fields: nullable (compact in flexible
+// versions) bytes whose content the value renders with WriteTo and parses
+// with ReadFrom. A zero value, or one whose WriteTo reports ErrNoRecord, is
+// null on the wire; null and empty both decode to the zero value.
+func recordsCodec(t reflect.Type, flexible bool) *codec {
+	prefix := 4
+	if flexible {
+		prefix = 1
+	}
+	c := &codec{minSize: prefix, fixed: -1, hasRecords: true}
+	c.size = func(s *encodeState, v reflect.Value) int {
+		if v.IsZero() {
+			s.blobs = append(s.blobs, nil)
+			return prefix
+		}
+		if !v.CanAddr() {
+			p := reflect.New(t)
+			p.Elem().Set(v)
+			v = p.Elem()
+		}
+		blob := wireGetBuffer(0)
+		_, err := v.Addr().Interface().(io.WriterTo).WriteTo(wireAppender{blob})
+		if err != nil {
+			wirePutBuffer(blob)
+			if errors.Is(err, ErrNoRecord) {
+				s.blobs = append(s.blobs, nil)
+				return prefix
+			}
+			s.fail(err)
+			s.blobs = append(s.blobs, nil)
+			return prefix
+		}
+		s.blobs = append(s.blobs, blob)
+		n := len(*blob)
+		if n > math.MaxInt32-1 {
+			s.fail(errBytesTooLong)
+		}
+		if flexible {
+			return wireUvarintSize(uint64(n)+1) + n
+		}
+		return 4 + n
+	}
+	c.encode = func(w *wireWriter, _ reflect.Value) {
+		blob := w.blobs[w.next]
+		w.next++
+		switch {
+		case blob == nil && flexible:
+			w.uvarint(0)
+		case blob == nil:
+			w.int32(-1)
+		case flexible:
+			w.uvarint(uint64(len(*blob)) + 1)
+			w.raw(*blob)
+		default:
+			w.int32(int32(len(*blob)))
+			w.raw(*blob)
+		}
+	}
+	c.decode = func(r *wireReader, v reflect.Value) {
+		var n int
+		if flexible {
+			n = r.compactLen()
+		} else {
+			n = int(r.int32())
+		}
+		v.SetZero()
+		if n <= 0 || r.err != nil {
+			return
+		}
+		data := r.take(n)
+		if data == nil {
+			return
+		}
+		if _, err := v.Addr().Interface().(io.ReaderFrom).ReadFrom(bytes.NewReader(data)); err != nil {
+			r.fail(err)
+		}
+	}
+	return c
+}
+
+type structField struct {
+	index int
+	tag   int
+	c     *codec
+}
+
+func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexible, strict bool) error {
+	var fields, tagged []structField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Name == "_" || !f.IsExported() {
+			continue
+		}
+		raw, hasTag := f.Tag.Lookup("kafka")
+		ft, on, err := parseFieldTag(raw, hasTag)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
+		}
+		if !on || !ft.versions.has(version) {
+			if strict && on && hasTag && !ft.explicit {
+				return fmt.Errorf("%s.%s: kafka struct tag %q names no versions", t, f.Name, raw)
+			}
+			continue
+		}
+		if ft.tagID >= 0 && !flexible {
+			continue
+		}
+		fc, err := c.build(f.Type, version, flexible, ft.nullable.has(version), strict)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
+		}
+		sf := structField{index: i, tag: ft.tagID, c: fc}
+		if ft.tagID >= 0 {
+			if fc.hasRecords {
+				return fmt.Errorf("%s.%s: records cannot be a tagged field", t, f.Name)
+			}
+			for _, other := range tagged {
+				if other.tag == ft.tagID {
+					return fmt.Errorf("%s.%s: tag %d used twice", t, f.Name, ft.tagID)
+				}
+			}
+			tagged = append(tagged, sf)
+		} else {
+			fields = append(fields, sf)
+		}
+	}
+	// Tagged fields go on the wire in increasing tag order.
+	sort.Slice(tagged, func(i, j int) bool { return tagged[i].tag < tagged[j].tag })
+
+	sc.fixed = 0
+	for _, f := range fields {
+		sc.minSize += f.c.minSize
+		sc.hasRecords = sc.hasRecords || f.c.hasRecords
+		if f.c.fixed < 0 {
+			sc.fixed = -1
+		} else if sc.fixed >= 0 {
+			sc.fixed += f.c.fixed
+		}
+	}
+	if flexible {
+		sc.minSize++
+		sc.fixed = -1
+	}
+
+	sc.size = func(s *encodeState, v reflect.Value) int {
+		n := 0
+		for i := range fields {
+			f := &fields[i]
+			n += f.c.size(s, v.Field(f.index))
+		}
+		if flexible {
+			count := 0
+			for i := range tagged {
+				f := &tagged[i]
+				fv := v.Field(f.index)
+				if fv.IsZero() {
+					continue
+				}
+				count++
+				sz := f.c.size(s, fv)
+				n += wireUvarintSize(uint64(f.tag)) + wireUvarintSize(uint64(sz)) + sz
+			}
+			n += wireUvarintSize(uint64(count))
+		}
+		return n
+	}
+	sc.encode = func(w *wireWriter, v reflect.Value) {
+		for i := range fields {
+			f := &fields[i]
+			f.c.encode(w, v.Field(f.index))
+		}
+		if !flexible {
+			return
+		}
+		count := 0
+		for i := range tagged {
+			if !v.Field(tagged[i].index).IsZero() {
+				count++
+			}
+		}
+		w.uvarint(uint64(count))
+		if count == 0 {
+			return
+		}
+		var scratch encodeState
+		for i := range tagged {
+			f := &tagged[i]
+			fv := v.Field(f.index)
+			if fv.IsZero() {
+				continue
+			}
+			w.uvarint(uint64(f.tag))
+			w.uvarint(uint64(f.c.size(&scratch, fv)))
+			f.c.encode(w, fv)
+		}
+	}
+	sc.decode = func(r *wireReader, v reflect.Value) {
+		for i := range fields {
+			if r.err != nil {
+				return
+			}
+			f := &fields[i]
+			f.c.decode(r, v.Field(f.index))
+		}
+		if !flexible || r.err != nil {
+			return
+		}
+		count := int(r.uvarint())
+		// A tagged field takes at least two bytes (its tag and its size).
+		if count > r.remaining()/2 {
+			r.fail(errWireShort)
+			return
+		}
+		for k := 0; k < count && r.err == nil; k++ {
+			tag := int(r.uvarint())
+			size := int(r.uvarint())
+			data := r.take(size)
+			if r.err != nil {
+				return
+			}
+			for i := range tagged {
+				f := &tagged[i]
+				if f.tag != tag {
+					continue
+				}
+				sub := wireReader{b: data}
+				f.c.decode(&sub, v.Field(f.index))
+				if sub.err != nil {
+					r.fail(sub.err)
+				}
+				break
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package protocol
+
+import (
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+)
+
+// frameChunk bounds the memory committed to a frame before its bytes have
+// actually arrived: a peer that announces a 2 GiB frame and sends ten bytes
+// costs us this much, not 2 GiB.
+const frameChunk = 64 << 10
+
+// readFrame reads one size-prefixed frame and returns its announced size and
+// content. Any end of stream, even before the first byte, is reported as
+// io.ErrUnexpectedEOF: a caller waiting for a frame never expects the
+// stream to end.
+func readFrame(r io.Reader) (int32, []byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, noEOF(err)
+	}
+	size := int32(binary.BigEndian.Uint32(hdr[:]))
+	if size < 0 {
+		return size, nil, fmt.Errorf("kafka protocol: invalid frame size %d", size)
+	}
+	n := int(size)
+	buf := make([]byte, 0, min(n, frameChunk))
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(n, 2*cap(buf)))
+			copy(grown, buf)
+			buf = grown
+		}
+		k, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		if err != nil {
+			return size, nil, noEOF(err)
+		}
+	}
+	return size, buf, nil
+}
+
+func noEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// looksLikeTLS reports whether the four bytes read as a frame size are the
+// start of a TLS record (an alert, or a handshake), which is what a broker
+// listening for TLS sends back to a plaintext client.
+func looksLikeTLS(size int32) bool {
+	b0 := byte(uint32(size) >> 24)
+	if b0 != 0x15 && b0 != 0x16 {
+		return false
+	}
+	version := uint16(uint32(size) >> 8)
+	return version >= tls.VersionTLS10 && version <= tls.VersionTLS13
+}
+
+// headerFlexible tells whether a response of key at a flexible version has a
+// tagged-fields section in its header: all do except ApiVersions, whose
+// response header stays v0 so that a client can parse it before knowing
+// which versions the broker supports.
+func responseHeaderFlexible(key ApiKey, flexible bool) bool {
+	return flexible && key != ApiVersions
+}
+
+// skipTaggedFields discards a tagged-fields section (of a header).
+func skipTaggedFields(r *wireReader) {
+	count := int(r.uvarint())
+	if count > r.remaining()/2 {
+		r.fail(errWireShort)
+		return
+	}
+	for i := 0; i < count && r.err == nil; i++ {
+		r.uvarint()
+		r.take(int(r.uvarint()))
+	}
+}
+
+// encodeFrame renders one frame: header (written by writeHeader, whose size
+// is headerSize) followed by the body of msg at version v, and hands it to
+// w with a single Write.
+func encodeFrame(w io.Writer, c *codec, msg Message, headerSize int, writeHeader func(*wireWriter)) error {
+	if p := reflect.ValueOf(msg); p.Kind() == reflect.Pointer && p.IsNil() {
+		return fmt.Errorf("kafka protocol: cannot encode a nil %T", msg)
+	}
+	v := messageValue(msg)
+	var state encodeState
+	defer state.release()
+	body := c.size(&state, v)
+	if state.err != nil {
+		return state.err
+	}
+	total := headerSize + body
+	if total > 1<<31-1-4 {
+		return errBytesTooLong
+	}
+	buf := wireGetBuffer(4 + total)
+	defer wirePutBuffer(buf)
+	ww := wireWriter{b: *buf, blobs: state.blobs}
+	ww.int32(int32(total))
+	writeHeader(&ww)
+	c.encode(&ww, v)
+	*buf = ww.b
+	if len(ww.b) != 4+total {
+		// The size pass and the write pass disagree: a bug, never a
+		// condition of the input. Refuse to send a corrupt frame.
+		return fmt.Errorf("kafka protocol: internal error encoding %T: %d bytes written, %d expected", msg, len(ww.b), 4+total)
+	}
+	_, err := w.Write(ww.b)
+	return err
+}
+
+// messageValue returns the struct value behind msg (a pointer, usually).
+func messageValue(msg Message) reflect.Value {
+	v := reflect.ValueOf(msg)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	return v
+}
