@@ -58,6 +58,25 @@ func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
 	return leader, nil
 }
 
+// Prepare sends a zero LastFetchedEpoch as -1 ("unknown"). The field is new
+// in v12 and absent from upstream's API, so callers written against that API
+// leave it zero; but a broker given epoch 0 checks the fetch offset against
+// the end of epoch 0 and, once the leader epoch moved on, answers with a
+// diverging epoch and no records. Epoch 0 therefore cannot be sent.
+func (r *Request) Prepare(apiVersion int16) {
+	if apiVersion < 12 {
+		return
+	}
+	for i := range r.Topics {
+		parts := r.Topics[i].Partitions
+		for j := range parts {
+			if parts[j].LastFetchedEpoch == 0 {
+				parts[j].LastFetchedEpoch = -1
+			}
+		}
+	}
+}
+
 type RequestTopic struct {
 	Topic      string             `kafka:"v0+"`
 	Partitions []RequestPartition `kafka:"v0+"`
@@ -131,7 +150,10 @@ type ResponseSnapshotID struct {
 	Epoch     int32 `kafka:"v12+"`
 }
 
-var _ protocol.BrokerMessage = (*Request)(nil)
+var (
+	_ protocol.BrokerMessage   = (*Request)(nil)
+	_ protocol.PreparedMessage = (*Request)(nil)
+)
 
 // Error wraps the errors of routing a fetch request.
 type Error struct {

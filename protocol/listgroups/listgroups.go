@@ -1,6 +1,10 @@
 // Package listgroups holds the ListGroups messages (API key 16). Each broker
 // lists only the groups it coordinates, so a request is split into one per
 // broker.
+//
+// We stop at v3: v4 and v5 add state and type filters, slice fields that
+// would make Request no longer comparable (as upstream's is), for features
+// upstream's API does not offer.
 package listgroups
 
 import "github.com/segmentio/kafka-go/protocol"
@@ -10,10 +14,7 @@ func init() {
 }
 
 type Request struct {
-	_ struct{} `kafka:"versions=v0-5,flexible=v3"`
-
-	StatesFilter []string `kafka:"v4+"`
-	TypesFilter  []string `kafka:"v5+"`
+	_ struct{} `kafka:"versions=v0-3,flexible=v3"`
 
 	// brokerID is the broker a request made by Split goes to.
 	brokerID int32
@@ -31,16 +32,14 @@ func (r *Request) Split(cluster protocol.Cluster) ([]protocol.Message, protocol.
 	msgs := make([]protocol.Message, len(ids))
 	for i, id := range ids {
 		msgs[i] = &Request{
-			StatesFilter: r.StatesFilter,
-			TypesFilter:  r.TypesFilter,
-			brokerID:     id,
+			brokerID: id,
 		}
 	}
 	return msgs, new(Response), nil
 }
 
 type Response struct {
-	_ struct{} `kafka:"versions=v0-5,flexible=v3"`
+	_ struct{} `kafka:"versions=v0-3,flexible=v3"`
 
 	ThrottleTimeMs int32           `kafka:"v1+"`
 	ErrorCode      int16           `kafka:"v0+"`
@@ -50,8 +49,6 @@ type Response struct {
 type ResponseGroup struct {
 	GroupID      string `kafka:"v0+"`
 	ProtocolType string `kafka:"v0+"`
-	GroupState   string `kafka:"v4+"`
-	GroupType    string `kafka:"v5+"`
 
 	// BrokerID is the broker that listed the group (its coordinator); Merge
 	// sets it, it is not on the wire.

@@ -1,5 +1,9 @@
 // Package listoffsets holds the ListOffsets messages (API key 2), which look
 // up the offset of a partition at a timestamp (or its first or last offset).
+//
+// Version 0 is left out, as upstream does: it predates timestamps in
+// responses (it returns a list of offsets instead), and supporting it would
+// add slice fields that make ResponsePartition no longer comparable.
 package listoffsets
 
 import (
@@ -13,7 +17,7 @@ func init() {
 }
 
 type Request struct {
-	_ struct{} `kafka:"versions=v0-10,flexible=v6"`
+	_ struct{} `kafka:"versions=v1-10,flexible=v6"`
 
 	ReplicaID      int32          `kafka:"v0+"`
 	IsolationLevel int8           `kafka:"v2+"`
@@ -30,9 +34,6 @@ type RequestPartition struct {
 	Partition          int32 `kafka:"v0+"`
 	CurrentLeaderEpoch int32 `kafka:"v4+"`
 	Timestamp          int64 `kafka:"v0+"`
-	// MaxNumOffsets only exists in v0, which returns a list of offsets
-	// instead of one; Prepare sets it to 1 when left zero.
-	MaxNumOffsets int32 `kafka:"v0"`
 }
 
 func (r *Request) ApiKey() protocol.ApiKey { return protocol.ListOffsets }
@@ -52,22 +53,6 @@ func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
 		}
 	}
 	return protocol.Broker{ID: -1}, nil
-}
-
-// Prepare fills the v0-only MaxNumOffsets, which a broker would otherwise
-// read as "return no offsets".
-func (r *Request) Prepare(apiVersion int16) {
-	if apiVersion != 0 {
-		return
-	}
-	for i := range r.Topics {
-		parts := r.Topics[i].Partitions
-		for j := range parts {
-			if parts[j].MaxNumOffsets == 0 {
-				parts[j].MaxNumOffsets = 1
-			}
-		}
-	}
 }
 
 // Split sends one request per partition: brokers do not answer requests
@@ -91,7 +76,7 @@ func (r *Request) Split(cluster protocol.Cluster) ([]protocol.Message, protocol.
 }
 
 type Response struct {
-	_ struct{} `kafka:"versions=v0-10,flexible=v6"`
+	_ struct{} `kafka:"versions=v1-10,flexible=v6"`
 
 	ThrottleTimeMs int32           `kafka:"v2+"`
 	Topics         []ResponseTopic `kafka:"v0+"`
@@ -103,12 +88,11 @@ type ResponseTopic struct {
 }
 
 type ResponsePartition struct {
-	Partition       int32   `kafka:"v0+"`
-	ErrorCode       int16   `kafka:"v0+"`
-	OldStyleOffsets []int64 `kafka:"v0"`
-	Timestamp       int64   `kafka:"v1+"`
-	Offset          int64   `kafka:"v1+"`
-	LeaderEpoch     int32   `kafka:"v4+"`
+	Partition   int32 `kafka:"v0+"`
+	ErrorCode   int16 `kafka:"v0+"`
+	Timestamp   int64 `kafka:"v1+"`
+	Offset      int64 `kafka:"v1+"`
+	LeaderEpoch int32 `kafka:"v4+"`
 }
 
 func (r *Response) ApiKey() protocol.ApiKey { return protocol.ListOffsets }
@@ -189,8 +173,7 @@ func (r *Response) Merge(requests []protocol.Message, results []interface{}) (pr
 }
 
 var (
-	_ protocol.BrokerMessage   = (*Request)(nil)
-	_ protocol.PreparedMessage = (*Request)(nil)
-	_ protocol.Splitter        = (*Request)(nil)
-	_ protocol.Merger          = (*Response)(nil)
+	_ protocol.BrokerMessage = (*Request)(nil)
+	_ protocol.Splitter      = (*Request)(nil)
+	_ protocol.Merger        = (*Response)(nil)
 )

@@ -35,7 +35,9 @@ func (r *Request) Group() string {
 func (r *Request) Prepare(apiVersion int16) {
 	switch {
 	case apiVersion >= 8 && len(r.Groups) == 0 && r.GroupID != "":
-		r.Groups = []RequestGroup{{GroupID: r.GroupID, Topics: r.Topics}}
+		// MemberEpoch -1 (with a null MemberID) says the caller is not a
+		// member of a group using the consumer rebalance protocol.
+		r.Groups = []RequestGroup{{GroupID: r.GroupID, MemberEpoch: -1, Topics: r.Topics}}
 	case apiVersion < 8 && r.GroupID == "" && len(r.Groups) > 0:
 		r.GroupID = r.Groups[0].GroupID
 		r.Topics = r.Groups[0].Topics

@@ -1,0 +1,92 @@
+// Package describeacls holds the DescribeAcls messages (API key 29), which
+// list the ACLs matching a filter.
+package describeacls
+
+import "github.com/segmentio/kafka-go/protocol"
+
+func init() {
+	protocol.Register(&Request{}, &Response{})
+}
+
+// Request carries its filter in Filter, as upstream's API does. On the wire
+// the filter's fields are part of the request itself (a nested struct would
+// get its own tagged-field section in flexible versions), so they are
+// mirrored by the flat fields below, which Prepare fills from Filter.
+// Decoding fills the flat fields only.
+type Request struct {
+	_ struct{} `kafka:"versions=v0-3,flexible=v2"`
+
+	Filter ACLFilter `kafka:"-"`
+
+	ResourceTypeFilter        int8   `kafka:"v0+"`
+	ResourceNameFilter        string `kafka:"v0+,nullable"`
+	ResourcePatternTypeFilter int8   `kafka:"v1+"`
+	PrincipalFilter           string `kafka:"v0+,nullable"`
+	HostFilter                string `kafka:"v0+,nullable"`
+	Operation                 int8   `kafka:"v0+"`
+	PermissionType            int8   `kafka:"v0+"`
+}
+
+func (r *Request) ApiKey() protocol.ApiKey { return protocol.DescribeAcls }
+
+// Broker returns the controller, as upstream does.
+func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
+	return cluster.Brokers[cluster.Controller], nil
+}
+
+// Prepare copies Filter into the wire fields when it is set.
+func (r *Request) Prepare(apiVersion int16) {
+	if r.Filter == (ACLFilter{}) {
+		return
+	}
+	f := &r.Filter
+	r.ResourceTypeFilter = f.ResourceTypeFilter
+	r.ResourceNameFilter = f.ResourceNameFilter
+	r.ResourcePatternTypeFilter = f.ResourcePatternTypeFilter
+	r.PrincipalFilter = f.PrincipalFilter
+	r.HostFilter = f.HostFilter
+	r.Operation = f.Operation
+	r.PermissionType = f.PermissionType
+}
+
+// ACLFilter matches ACLs; empty string filters (sent as null) match any
+// value.
+type ACLFilter struct {
+	ResourceTypeFilter        int8
+	ResourceNameFilter        string
+	ResourcePatternTypeFilter int8
+	PrincipalFilter           string
+	HostFilter                string
+	Operation                 int8
+	PermissionType            int8
+}
+
+type Response struct {
+	_ struct{} `kafka:"versions=v0-3,flexible=v2"`
+
+	ThrottleTimeMs int32      `kafka:"v0+"`
+	ErrorCode      int16      `kafka:"v0+"`
+	ErrorMessage   string     `kafka:"v0+,nullable"`
+	Resources      []Resource `kafka:"v0+"`
+}
+
+func (r *Response) ApiKey() protocol.ApiKey { return protocol.DescribeAcls }
+
+type Resource struct {
+	ResourceType int8          `kafka:"v0+"`
+	ResourceName string        `kafka:"v0+"`
+	PatternType  int8          `kafka:"v1+"`
+	ACLs         []ResponseACL `kafka:"v0+"`
+}
+
+type ResponseACL struct {
+	Principal      string `kafka:"v0+"`
+	Host           string `kafka:"v0+"`
+	Operation      int8   `kafka:"v0+"`
+	PermissionType int8   `kafka:"v0+"`
+}
+
+var (
+	_ protocol.BrokerMessage   = (*Request)(nil)
+	_ protocol.PreparedMessage = (*Request)(nil)
+)
