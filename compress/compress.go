@@ -2,7 +2,18 @@
 // may use, and the Compression values that name them on the wire.
 package compress
 
-import "io"
+import (
+	"encoding"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/segmentio/kafka-go/compress/gzip"
+	"github.com/segmentio/kafka-go/compress/lz4"
+	"github.com/segmentio/kafka-go/compress/snappy"
+	"github.com/segmentio/kafka-go/compress/zstd"
+)
 
 // Compression is the codec number stored in the low three bits of a record
 // batch's attributes.
@@ -17,6 +28,9 @@ const (
 )
 
 // Codec compresses and decompresses record batch payloads.
+//
+// Implementations must be safe for concurrent use: one codec value serves
+// every reader and writer.
 type Codec interface {
 	// Code returns the attribute value that identifies the codec.
 	Code() int8
@@ -28,19 +42,79 @@ type Codec interface {
 	NewWriter(w io.Writer) io.WriteCloser
 }
 
-// String returns the codec's name ("none", "gzip", "snappy", "lz4", "zstd").
-func (c Compression) String() string {
-	switch c {
-	case None:
-		return "none"
-	case Gzip:
-		return "gzip"
-	case Snappy:
-		return "snappy"
-	case Lz4:
-		return "lz4"
-	case Zstd:
-		return "zstd"
+var (
+	// GzipCodec is the codec registered in Codecs for Gzip. Its settings
+	// (e.g. Level) may be changed at program start.
+	GzipCodec gzip.Codec
+	// SnappyCodec is the codec registered in Codecs for Snappy.
+	SnappyCodec snappy.Codec
+	// Lz4Codec is the codec registered in Codecs for Lz4.
+	Lz4Codec lz4.Codec
+	// ZstdCodec is the codec registered in Codecs for Zstd.
+	ZstdCodec zstd.Codec
+
+	// Codecs maps each Compression to its codec; None has none.
+	Codecs = [...]Codec{
+		None:   nil,
+		Gzip:   &GzipCodec,
+		Snappy: &SnappyCodec,
+		Lz4:    &Lz4Codec,
+		Zstd:   &ZstdCodec,
 	}
-	return "unknown"
+)
+
+// Codec returns the codec registered for c, or nil for None and for values
+// outside the table.
+func (c Compression) Codec() Codec {
+	if c < 0 || int(c) >= len(Codecs) {
+		return nil
+	}
+	return Codecs[c]
 }
+
+// String returns the codec's name ("gzip", "snappy", "lz4", "zstd"), or
+// "uncompressed" when c has no codec.
+func (c Compression) String() string {
+	if codec := c.Codec(); codec != nil {
+		return codec.Name()
+	}
+	return "uncompressed"
+}
+
+// MarshalText implements encoding.TextMarshaler with the String form.
+func (c Compression) MarshalText() ([]byte, error) {
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler. It accepts "none" and
+// "uncompressed" for None, a codec name, or the numeric code as a decimal
+// integer.
+func (c *Compression) UnmarshalText(b []byte) error {
+	s := string(b)
+	if s == "none" || s == "uncompressed" {
+		*c = None
+		return nil
+	}
+	for _, codec := range Codecs {
+		if codec != nil && codec.Name() == s {
+			*c = Compression(codec.Code())
+			return nil
+		}
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 && n < int64(len(Codecs)) {
+		*c = Compression(n)
+		return nil
+	}
+	names := []string{"none", "uncompressed"}
+	for _, codec := range Codecs {
+		if codec != nil {
+			names = append(names, codec.Name())
+		}
+	}
+	return fmt.Errorf("compression format must be one of %s, not %q", strings.Join(names, ", "), s)
+}
+
+var (
+	_ encoding.TextMarshaler   = Compression(0)
+	_ encoding.TextUnmarshaler = (*Compression)(nil)
+)
