@@ -61,14 +61,15 @@ func Decode(src []byte) ([]byte, error) {
 // DecodeInto is Decode writing into dst's storage (its whole capacity may be
 // overwritten); a new slice is allocated when dst is too small.
 //
-// Input shorter than the 8-byte magic is rejected with ErrMalformed, as is
-// framed input with a truncated header, a block running past the end, or
-// trailing bytes too short to be a length prefix.
+// Input starting with the xerial magic is framed; anything else is one bare
+// snappy block, however short. Empty input, and framed input with a
+// truncated header, a block running past the end, or trailing bytes too
+// short to be a length prefix, are rejected with ErrMalformed.
 func DecodeInto(dst, src []byte) ([]byte, error) {
-	if len(src) < len(magic) {
+	if len(src) == 0 {
 		return nil, ErrMalformed
 	}
-	if !bytes.Equal(src[:len(magic)], magic) {
+	if !bytes.HasPrefix(src, magic) {
 		return decodeBlock(dst[:cap(dst)], src)
 	}
 	if len(src) < headerLen {
