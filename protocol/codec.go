@@ -464,50 +464,30 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 }
 
 type structField struct {
-	index int
+	index []int // path to the field, through embedded structs
 	tag   int
 	c     *codec
 }
 
+// field returns the field of struct value v at f's index path.
+func (f *structField) field(v reflect.Value) reflect.Value {
+	if len(f.index) == 1 {
+		return v.Field(f.index[0])
+	}
+	return v.FieldByIndex(f.index)
+}
+
+// isEmbeddedStruct reports whether f is an embedded struct without a kafka
+// tag, whose fields count as fields of the embedding struct.
+func isEmbeddedStruct(f reflect.StructField) bool {
+	_, tagged := f.Tag.Lookup("kafka")
+	return f.Anonymous && f.Type.Kind() == reflect.Struct && !tagged && !isRecordsType(f.Type)
+}
+
 func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexible, strict bool) error {
 	var fields, tagged []structField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Name == "_" || !f.IsExported() {
-			continue
-		}
-		raw, hasTag := f.Tag.Lookup("kafka")
-		ft, on, err := parseFieldTag(raw, hasTag)
-		if err != nil {
-			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
-		}
-		if !on || !ft.versions.has(version) {
-			if strict && on && hasTag && !ft.explicit {
-				return fmt.Errorf("%s.%s: kafka struct tag %q names no versions", t, f.Name, raw)
-			}
-			continue
-		}
-		if ft.tagID >= 0 && !flexible {
-			continue
-		}
-		fc, err := c.build(f.Type, version, flexible, ft.nullable.has(version), strict)
-		if err != nil {
-			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
-		}
-		sf := structField{index: i, tag: ft.tagID, c: fc}
-		if ft.tagID >= 0 {
-			if fc.hasRecords {
-				return fmt.Errorf("%s.%s: records cannot be a tagged field", t, f.Name)
-			}
-			for _, other := range tagged {
-				if other.tag == ft.tagID {
-					return fmt.Errorf("%s.%s: tag %d used twice", t, f.Name, ft.tagID)
-				}
-			}
-			tagged = append(tagged, sf)
-		} else {
-			fields = append(fields, sf)
-		}
+	if err := c.collectFields(&fields, &tagged, t, nil, version, flexible, strict); err != nil {
+		return err
 	}
 	// Tagged fields go on the wire in increasing tag order.
 	sort.Slice(tagged, func(i, j int) bool { return tagged[i].tag < tagged[j].tag })
@@ -531,13 +511,13 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 		n := 0
 		for i := range fields {
 			f := &fields[i]
-			n += f.c.size(s, v.Field(f.index))
+			n += f.c.size(s, f.field(v))
 		}
 		if flexible {
 			count := 0
 			for i := range tagged {
 				f := &tagged[i]
-				fv := v.Field(f.index)
+				fv := f.field(v)
 				if fv.IsZero() {
 					continue
 				}
@@ -552,14 +532,14 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 	sc.encode = func(w *wireWriter, v reflect.Value) {
 		for i := range fields {
 			f := &fields[i]
-			f.c.encode(w, v.Field(f.index))
+			f.c.encode(w, f.field(v))
 		}
 		if !flexible {
 			return
 		}
 		count := 0
 		for i := range tagged {
-			if !v.Field(tagged[i].index).IsZero() {
+			if !tagged[i].field(v).IsZero() {
 				count++
 			}
 		}
@@ -570,7 +550,7 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 		var scratch encodeState
 		for i := range tagged {
 			f := &tagged[i]
-			fv := v.Field(f.index)
+			fv := f.field(v)
 			if fv.IsZero() {
 				continue
 			}
@@ -585,7 +565,7 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 				return
 			}
 			f := &fields[i]
-			f.c.decode(r, v.Field(f.index))
+			f.c.decode(r, f.field(v))
 		}
 		if !flexible || r.err != nil {
 			return
@@ -609,13 +589,64 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 					continue
 				}
 				sub := wireReader{b: data}
-				f.c.decode(&sub, v.Field(f.index))
+				f.c.decode(&sub, f.field(v))
 				if sub.err != nil {
 					r.fail(sub.err)
 				}
 				break
 			}
 		}
+	}
+	return nil
+}
+
+// collectFields appends the wire fields of struct type t at version to
+// fields and tagged, descending into embedded structs.
+func (c *compiler) collectFields(fields, tagged *[]structField, t reflect.Type, prefix []int, version int16, flexible, strict bool) error {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		index := append(append([]int(nil), prefix...), i)
+		if isEmbeddedStruct(f) {
+			if err := c.collectFields(fields, tagged, f.Type, index, version, flexible, strict); err != nil {
+				return err
+			}
+			continue
+		}
+		if f.Name == "_" || !f.IsExported() {
+			continue
+		}
+		raw, hasTag := f.Tag.Lookup("kafka")
+		ft, on, err := parseFieldTag(raw, hasTag)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
+		}
+		if !on || !ft.versions.has(version) {
+			if strict && on && hasTag && !ft.explicit {
+				return fmt.Errorf("%s.%s: kafka struct tag %q names no versions", t, f.Name, raw)
+			}
+			continue
+		}
+		if ft.tagID >= 0 && !flexible {
+			continue
+		}
+		fc, err := c.build(f.Type, version, flexible, ft.nullable.has(version), strict)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
+		}
+		sf := structField{index: index, tag: ft.tagID, c: fc}
+		if ft.tagID < 0 {
+			*fields = append(*fields, sf)
+			continue
+		}
+		if fc.hasRecords {
+			return fmt.Errorf("%s.%s: records cannot be a tagged field", t, f.Name)
+		}
+		for _, other := range *tagged {
+			if other.tag == ft.tagID {
+				return fmt.Errorf("%s.%s: tag %d used twice", t, f.Name, ft.tagID)
+			}
+		}
+		*tagged = append(*tagged, sf)
 	}
 	return nil
 }

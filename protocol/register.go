@@ -148,22 +148,9 @@ func compileMessage(m Message) (*msgType, error) {
 	if !reflect.PointerTo(t).Implements(reflect.TypeOf((*Message)(nil)).Elem()) {
 		return nil, fmt.Errorf("*%s does not implement Message", t)
 	}
-	var hdr *headerTag
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Name != "_" {
-			continue
-		}
-		tag, ok := f.Tag.Lookup("kafka")
-		if !ok {
-			continue
-		}
-		h, err := parseHeaderTag(tag)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t, err)
-		}
-		hdr = &h
-		break
+	hdr, err := findHeaderTag(t)
+	if err != nil {
+		return nil, err
 	}
 	if hdr == nil {
 		return nil, fmt.Errorf("%s: no `_ struct{}` field with a kafka:\"versions=...\" tag", t)
@@ -217,4 +204,27 @@ func unsupportedAPI(key ApiKey) error {
 
 func versionError(key ApiKey, v int16, m *msgType) error {
 	return fmt.Errorf("unsupported %s version: v%d not in range v%d-v%d", key, v, m.min, m.max)
+}
+
+// findHeaderTag returns the parsed tag of t's `_` field, looking into
+// embedded structs too; nil if there is none.
+func findHeaderTag(t reflect.Type) (*headerTag, error) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Name == "_" {
+			if tag, ok := f.Tag.Lookup("kafka"); ok {
+				h, err := parseHeaderTag(tag)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", t, err)
+				}
+				return &h, nil
+			}
+		}
+		if isEmbeddedStruct(f) {
+			if h, err := findHeaderTag(f.Type); h != nil || err != nil {
+				return h, err
+			}
+		}
+	}
+	return nil, nil
 }
