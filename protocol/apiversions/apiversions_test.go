@@ -1,0 +1,194 @@
+package apiversions_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"reflect"
+	"testing"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/apiversions"
+	"github.com/segmentio/kafka-go/protocol/prototest"
+)
+
+// wire builds expected bytes by hand, following the Kafka spec's primitive
+// types, independently of the codec under test.
+type wire []byte
+
+func (w wire) i8(v int8) wire   { return append(w, byte(v)) }
+func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16(v)) }
+func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
+func (w wire) i64(v int64) wire { return binary.BigEndian.AppendUint64(w, uint64(v)) }
+func (w wire) uv(v uint64) wire { return binary.AppendUvarint(w, v) }
+func (w wire) boolean(b bool) wire {
+	if b {
+		return append(w, 1)
+	}
+	return append(w, 0)
+}
+
+// str is STRING (int16 length), cstr COMPACT_STRING (uvarint length+1).
+func (w wire) str(s string) wire  { return append(w.i16(int16(len(s))), s...) }
+func (w wire) cstr(s string) wire { return append(w.uv(uint64(len(s))+1), s...) }
+
+// raw appends bytes as they are (tagged-field sections, UUIDs, ...).
+func (w wire) raw(b ...byte) wire { return append(w, b...) }
+
+// requestBody encodes req at version v and strips the request header
+// (client ID "c"; header v2 adds an empty tagged-field section).
+func requestBody(t *testing.T, v int16, flexible bool, req protocol.Message) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := protocol.WriteRequest(&buf, v, 7, "c", req); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if got := int(binary.BigEndian.Uint32(b)); got != len(b)-4 {
+		t.Fatalf("frame size %d, frame has %d bytes", got, len(b)-4)
+	}
+	hdr := 4 + 2 + 2 + 4 + 2 + 1
+	if flexible {
+		if b[hdr] != 0 {
+			t.Fatalf("request header tagged fields: got %#x", b[hdr])
+		}
+		hdr++
+	}
+	return b[hdr:]
+}
+
+// responseBody encodes res at version v and strips the response header
+// (header v1 adds an empty tagged-field section).
+func responseBody(t *testing.T, v int16, taggedHeader bool, res protocol.Message) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := protocol.WriteResponse(&buf, v, 7, res); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if got := int(binary.BigEndian.Uint32(b)); got != len(b)-4 {
+		t.Fatalf("frame size %d, frame has %d bytes", got, len(b)-4)
+	}
+	hdr := 8
+	if taggedHeader {
+		if b[hdr] != 0 {
+			t.Fatalf("response header tagged fields: got %#x", b[hdr])
+		}
+		hdr++
+	}
+	return b[hdr:]
+}
+
+// readResponse frames body as a response of version v and decodes it.
+func readResponse(t *testing.T, key protocol.ApiKey, v int16, taggedHeader bool, body []byte) protocol.Message {
+	t.Helper()
+	frame := wire{}.i32(0).i32(7)
+	if taggedHeader {
+		frame = frame.uv(0)
+	}
+	frame = append(frame, body...)
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	id, msg, err := protocol.ReadResponse(bytes.NewReader(frame), key, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != 7 {
+		t.Fatalf("correlation ID %d", id)
+	}
+	return msg
+}
+
+// readRequestBody frames body as a request of version v and decodes it.
+func readRequestBody(t *testing.T, key protocol.ApiKey, v int16, flexible bool, body []byte) protocol.Message {
+	t.Helper()
+	frame := wire{}.i32(0).i16(int16(key)).i16(v).i32(7).str("c")
+	if flexible {
+		frame = frame.uv(0)
+	}
+	frame = append(frame, body...)
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	gotV, _, _, msg, err := protocol.ReadRequest(bytes.NewReader(frame))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotV != v {
+		t.Fatalf("version %d", gotV)
+	}
+	return msg
+}
+
+func TestApiVersionsRoundTrip(t *testing.T) {
+	keys := []apiversions.ApiKeyResponse{{ApiKey: 0, MinVersion: 3, MaxVersion: 11}, {ApiKey: 18, MinVersion: 0, MaxVersion: 4}}
+
+	prototest.TestRequest(t, 0, &apiversions.Request{})
+	prototest.TestRequest(t, 2, &apiversions.Request{})
+	prototest.TestRequest(t, 4, &apiversions.Request{ClientSoftwareName: "kafka-go", ClientSoftwareVersion: "v0.4.51"})
+
+	prototest.TestResponse(t, 0, &apiversions.Response{ErrorCode: 35, ApiKeys: keys})
+	prototest.TestResponse(t, 2, &apiversions.Response{ApiKeys: keys, ThrottleTimeMs: 10})
+	prototest.TestResponse(t, 4, &apiversions.Response{
+		ApiKeys:                keys,
+		ThrottleTimeMs:         10,
+		SupportedFeatures:      []apiversions.SupportedFeature{{Name: "metadata.version", MinVersion: 1, MaxVersion: 20}},
+		FinalizedFeaturesEpoch: 42,
+		FinalizedFeatures:      []apiversions.FinalizedFeature{{Name: "metadata.version", MaxVersionLevel: 20, MinVersionLevel: 20}},
+		ZkMigrationReady:       true,
+	})
+}
+
+func TestApiVersionsGoldenV1(t *testing.T) {
+	if got := requestBody(t, 1, false, &apiversions.Request{}); len(got) != 0 {
+		t.Errorf("v1 request body: got % x, want nothing", got)
+	}
+
+	res := &apiversions.Response{
+		ErrorCode:      0,
+		ApiKeys:        []apiversions.ApiKeyResponse{{ApiKey: 3, MinVersion: 0, MaxVersion: 12}},
+		ThrottleTimeMs: 5,
+	}
+	want := wire{}.i16(0).i32(1).i16(3).i16(0).i16(12).i32(5)
+	if got := responseBody(t, 1, false, res); !bytes.Equal(got, want) {
+		t.Errorf("v1 response:\ngot  % x\nwant % x", got, want)
+	}
+	if got := readResponse(t, protocol.ApiVersions, 1, false, want); !reflect.DeepEqual(got, res) {
+		t.Errorf("v1 response decoded as %+v", got)
+	}
+}
+
+func TestApiVersionsGoldenV3(t *testing.T) {
+	req := &apiversions.Request{ClientSoftwareName: "kgo", ClientSoftwareVersion: "1.0"}
+	want := wire{}.cstr("kgo").cstr("1.0").uv(0)
+	if got := requestBody(t, 3, true, req); !bytes.Equal(got, want) {
+		t.Errorf("v3 request:\ngot  % x\nwant % x", got, want)
+	}
+
+	res := &apiversions.Response{
+		ApiKeys:                []apiversions.ApiKeyResponse{{ApiKey: 18, MinVersion: 0, MaxVersion: 4}},
+		ThrottleTimeMs:         1,
+		SupportedFeatures:      []apiversions.SupportedFeature{{Name: "f", MinVersion: 1, MaxVersion: 2}},
+		FinalizedFeaturesEpoch: 5,
+		ZkMigrationReady:       true,
+	}
+	feature := wire{}.uv(2).cstr("f").i16(1).i16(2).uv(0)
+	epoch := wire{}.i64(5)
+	want = wire{}.i16(0).
+		uv(2).i16(18).i16(0).i16(4).uv(0). // ApiKeys, one element
+		i32(1).
+		uv(3). // three tagged fields, by increasing tag; tag 2 is empty
+		uv(0).uv(uint64(len(feature))).raw(feature...).
+		uv(1).uv(uint64(len(epoch))).raw(epoch...).
+		uv(3).uv(1).boolean(true)
+	// ApiVersions responses keep header v0 even when flexible.
+	if got := responseBody(t, 3, false, res); !bytes.Equal(got, want) {
+		t.Errorf("v3 response:\ngot  % x\nwant % x", got, want)
+	}
+	if got := readResponse(t, protocol.ApiVersions, 3, false, want); !reflect.DeepEqual(got, res) {
+		t.Errorf("v3 response decoded as %+v", got)
+	}
+
+	// Unknown tags are skipped.
+	unknown := wire{}.i16(0).uv(1).uv(0).i32(0).uv(1).uv(9).uv(2).raw(0xAA, 0xBB)
+	got := readResponse(t, protocol.ApiVersions, 3, false, unknown).(*apiversions.Response)
+	if got.ErrorCode != 0 || len(got.ApiKeys) != 0 || got.SupportedFeatures != nil {
+		t.Errorf("response with an unknown tag decoded as %+v", got)
+	}
+}
