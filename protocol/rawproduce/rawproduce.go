@@ -71,7 +71,7 @@ type RequestPartition struct {
 }
 
 var (
-	_ protocol.BrokerMessage        = (*Request)(nil)
+	_ protocol.BrokerMessage       = (*Request)(nil)
 	_ protocol.OverrideTypeMessage = (*Request)(nil)
 )
 
