@@ -1,5 +1,7 @@
 package kafka
 
+import "github.com/segmentio/kafka-go/protocol"
+
 // Broker represents a kafka broker in a kafka cluster.
 type Broker struct {
 	Host string
@@ -48,3 +50,34 @@ type Partition struct {
 
 // Version is the version number of a kafka API.
 type Version int16
+
+// Marshal encodes v in the binary format of the Kafka protocol: integers
+// big-endian, strings and byte slices length-prefixed, slices as arrays,
+// structs as the sequence of their fields. The kafka struct tag may mark a
+// string or []byte field "nullable" (an empty value becomes null) and a
+// string "compact" (varint length prefix, as in flexible versions).
+//
+// Tags may also give the versions a field exists in ("min=v1,max=v3");
+// Marshal and Unmarshal ignore such fields, Version.Marshal and
+// Version.Unmarshal encode them in the versions they exist in.
+func Marshal(v interface{}) ([]byte, error) {
+	return protocol.Marshal(-1, v)
+}
+
+// Unmarshal decodes b, in the format Marshal produces, into the value v
+// points to.
+func Unmarshal(b []byte, v interface{}) error {
+	return protocol.Unmarshal(b, -1, v)
+}
+
+// Marshal is like the Marshal function, but encodes the struct fields that
+// exist in version n according to their tags.
+func (n Version) Marshal(v interface{}) ([]byte, error) {
+	return protocol.Marshal(int16(n), v)
+}
+
+// Unmarshal is like the Unmarshal function, but decodes the struct fields
+// that exist in version n according to their tags.
+func (n Version) Unmarshal(b []byte, v interface{}) error {
+	return protocol.Unmarshal(b, int16(n), v)
+}

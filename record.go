@@ -25,3 +25,8 @@ type Record = protocol.Record
 // requests and fetch responses. RecordReader values must not be used from
 // several goroutines at once.
 type RecordReader = protocol.RecordReader
+
+// NewRecordReader returns a RecordReader that yields records, in order.
+func NewRecordReader(records ...Record) RecordReader {
+	return protocol.NewRecordReader(records...)
+}
