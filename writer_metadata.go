@@ -1,0 +1,152 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metadataAPI "github.com/segmentio/kafka-go/protocol/metadata"
+)
+
+// writerMetadataTTL is how long the Writer trusts a topic's partition count
+// before asking again. The Transport caches metadata too; this cache only
+// spares a request per WriteMessages call, and collapses concurrent lookups.
+const writerMetadataTTL = time.Second
+
+// writerMetadata caches the partition count of the topics a Writer writes to.
+type writerMetadata struct {
+	mu     sync.Mutex
+	topics map[string]*writerTopicMeta
+}
+
+type writerTopicMeta struct {
+	count   int
+	fetched time.Time
+	loading chan struct{} // non-nil while a lookup is in progress
+}
+
+func (m *writerMetadata) init() { m.topics = make(map[string]*writerTopicMeta) }
+
+func (m *writerMetadata) invalidate(topic string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.topics[topic]; e != nil && e.loading == nil {
+		delete(m.topics, topic)
+	}
+}
+
+// partitions returns the number of partitions of topic.
+func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
+	m := &w.state().meta
+	for {
+		m.mu.Lock()
+		e := m.topics[topic]
+		switch {
+		case e == nil:
+			e = &writerTopicMeta{}
+			m.topics[topic] = e
+		case e.loading != nil:
+			// Someone is asking already: wait for the answer.
+			loading := e.loading
+			m.mu.Unlock()
+			select {
+			case <-loading:
+				continue
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		case e.count > 0 && time.Since(e.fetched) < writerMetadataTTL:
+			n := e.count
+			m.mu.Unlock()
+			return n, nil
+		}
+		loading := make(chan struct{})
+		e.loading = loading
+		m.mu.Unlock()
+
+		n, err := w.lookupPartitions(ctx, topic)
+
+		m.mu.Lock()
+		e.loading = nil
+		if err == nil {
+			e.count, e.fetched = n, time.Now()
+		}
+		close(loading)
+		m.mu.Unlock()
+		return n, err
+	}
+}
+
+// lookupPartitions asks the cluster, retrying while the topic is being
+// created or its leaders elected.
+func (w *Writer) lookupPartitions(ctx context.Context, topic string) (int, error) {
+	for attempt := 1; ; attempt++ {
+		n, err := w.fetchPartitions(ctx, topic)
+		if err == nil || ctx.Err() != nil || attempt >= w.maxAttempts() {
+			return n, err
+		}
+		retry := errors.Is(err, LeaderNotAvailable) ||
+			(w.AllowAutoTopicCreation && errors.Is(err, UnknownTopicOrPartition)) ||
+			isTransientNetworkError(err)
+		if !retry {
+			return n, err
+		}
+		timer := time.NewTimer(writerBackoff(attempt, w.writeBackoffMin(), w.writeBackoffMax()))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return 0, ctx.Err()
+		}
+	}
+}
+
+func (w *Writer) fetchPartitions(ctx context.Context, topic string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.readTimeout())
+	defer cancel()
+	r, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, &metadataAPI.Request{
+		TopicNames:             []string{topic},
+		AllowAutoTopicCreation: w.AllowAutoTopicCreation,
+	})
+	if err != nil {
+		return 0, err
+	}
+	res, ok := r.(*metadataAPI.Response)
+	if !ok {
+		return 0, errors.New("kafka.(*Writer): unexpected response type to a metadata request")
+	}
+	for i := range res.Topics {
+		t := &res.Topics[i]
+		if t.Name != topic {
+			continue
+		}
+		if t.ErrorCode != 0 {
+			return 0, Error(t.ErrorCode)
+		}
+		if len(t.Partitions) == 0 {
+			return 0, LeaderNotAvailable
+		}
+		return len(t.Partitions), nil
+	}
+	return 0, UnknownTopicOrPartition
+}
+
+// Balancers take the partitions as a list of numbers 0..n-1. The lists are
+// carved out of one shared, read-only array that is only ever replaced by a
+// longer one, so that no call allocates once the largest topic was seen.
+var writerPartitionNumbers atomic.Pointer[[]int]
+
+func partitionList(n int) []int {
+	if p := writerPartitionNumbers.Load(); p != nil && len(*p) >= n {
+		return (*p)[:n:n]
+	}
+	size := (n + 127) &^ 127
+	list := make([]int, size)
+	for i := range list {
+		list[i] = i
+	}
+	writerPartitionNumbers.Store(&list)
+	return list[:n:n]
+}

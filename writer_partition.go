@@ -1,0 +1,463 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go/internal/writerbuf"
+	"github.com/segmentio/kafka-go/protocol"
+	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
+)
+
+// partitionWriter owns the batches of one topic-partition: the one being
+// filled (cur), the queue of complete ones, and the goroutine that sends
+// them one at a time, which is what keeps a partition's messages in order
+// without an idempotent producer.
+//
+// Lock order: Writer.mu is released before any partition writer's mu is
+// taken; pw.mu may be held while calling the non-blocking methods of a
+// Budget (whose lock is a leaf). pw.mu is never held while waiting for
+// budget or for the network.
+type partitionWriter struct {
+	w   *Writer
+	key topicPartition
+
+	// slots counts this partition's batches (being filled, waiting, being
+	// sent), nil without MaxBufferedBatches.
+	slots *writerbuf.Budget
+	queue batchQueue
+	// completions, when set, runs Completion beside the sending loop; see
+	// newPartitionWriter.
+	completions *unboundedBatchQueue
+
+	mu     sync.Mutex
+	cur    *writeBatch // being filled, nil if none
+	last   *writeBatch // most recently closed batch, for Flush
+	closed bool
+}
+
+// newPartitionWriter starts the goroutines of a new partition writer. Called
+// with w.mu held and w not closed, so the inflight.Add calls are safe.
+func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
+	pw := &partitionWriter{w: w, key: key}
+	st := w.state()
+	if n := w.MaxBufferedBatches; n > 0 {
+		// n waiting + the one being filled + the one being sent.
+		pw.slots = writerbuf.New(int64(n) + 2)
+		// Slots bound the batches alive to n+2; one of them is being
+		// filled, so at most n+1 are ever in the queue (n+1 only while the
+		// sending loop is between two batches): put never blocks.
+		pw.queue = newBoundedBatchQueue(n + 1)
+	} else {
+		pw.queue = newUnboundedBatchQueue()
+	}
+	// With a buffer limit, a Completion that writes again must not run on
+	// the sending loop: if it had to wait for space, the space it waits for
+	// would come from that very loop. Without a limit nothing ever waits,
+	// and Completion runs inline as in earlier versions.
+	if w.Completion != nil && (pw.slots != nil || st.bytes != nil) {
+		pw.completions = newUnboundedBatchQueue()
+		w.inflight.Add(1)
+		go pw.complete()
+	}
+	w.inflight.Add(1)
+	go pw.run()
+	return pw
+}
+
+// writeBatch is a batch of messages for one partition.
+type writeBatch struct {
+	opened time.Time
+	msgs   []Message
+	bytes  int64 // sum of the messages' sizes, as accounted in the budgets
+	slot   bool  // holds one of the partition's slots
+	timer  *time.Timer
+
+	// err is set before done is closed, and read after.
+	err  error
+	done chan struct{}
+}
+
+func (b *writeBatch) fits(size, maxBytes int64) bool {
+	return len(b.msgs) == 0 || b.bytes+size <= maxBytes
+}
+
+// add accepts m into the partition: into the batch being filled, or into a
+// new batch, which needs a slot when MaxBufferedBatches is set. Without
+// block it returns errWouldBlock rather than wait for a slot. It returns the
+// batch that received the message.
+func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, block bool) (*writeBatch, error) {
+	maxBytes := pw.w.batchBytes()
+
+	pw.mu.Lock()
+	if pw.closed {
+		pw.mu.Unlock()
+		return nil, io.ErrClosedPipe
+	}
+	if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
+		pw.closeCurrentLocked()
+	}
+	if pw.slots == nil {
+		if pw.cur == nil {
+			pw.openLocked(false)
+		}
+		b := pw.appendLocked(m, size)
+		pw.mu.Unlock()
+		return b, nil
+	}
+	// Joining the open batch needs no slot, but must not overtake callers
+	// already waiting for this partition.
+	if pw.cur != nil && pw.slots.Waiting() == 0 {
+		b := pw.appendLocked(m, size)
+		pw.mu.Unlock()
+		return b, nil
+	}
+	if !block {
+		// TryAcquire also fails when someone is queued.
+		if pw.cur == nil && pw.slots.TryAcquire(1) {
+			pw.openLocked(true)
+			b := pw.appendLocked(m, size)
+			pw.mu.Unlock()
+			return b, nil
+		}
+		pw.mu.Unlock()
+		return nil, errWouldBlock
+	}
+
+	// Join the line while still holding the lock, so that the place is
+	// taken in the order callers reached this partition, then wait without
+	// the lock: the sending loop needs it to make room.
+	ticket := pw.slots.Reserve(1)
+	if !ticket.Granted() {
+		pw.mu.Unlock()
+		if err := pw.w.waitFor(ctx, ticket); err != nil {
+			return nil, err
+		}
+		pw.mu.Lock()
+		if pw.closed {
+			pw.mu.Unlock()
+			pw.slots.Release(1)
+			return nil, io.ErrClosedPipe
+		}
+	}
+	if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
+		pw.closeCurrentLocked()
+	}
+	if pw.cur != nil {
+		// Someone opened a batch while we waited: join it and hand the slot on.
+		pw.slots.Release(1)
+	} else {
+		pw.openLocked(true)
+	}
+	b := pw.appendLocked(m, size)
+	pw.mu.Unlock()
+	return b, nil
+}
+
+// openLocked starts a new batch; slot says whether it holds a slot.
+func (pw *partitionWriter) openLocked(slot bool) {
+	size := pw.w.batchSize()
+	if size > 1024 {
+		size = 1024 // grow beyond this only if really used
+	}
+	b := &writeBatch{
+		opened: time.Now(),
+		msgs:   make([]Message, 0, size),
+		slot:   slot,
+		done:   make(chan struct{}),
+	}
+	// The BatchTimeout flush only moves the batch to the queue, which never
+	// blocks and needs no budget, so it can always happen.
+	b.timer = time.AfterFunc(pw.w.batchTimeout(), func() { pw.expire(b) })
+	pw.w.state().stats.bufferedBatches.Add(1)
+	pw.cur = b
+}
+
+func (pw *partitionWriter) appendLocked(m *Message, size int64) *writeBatch {
+	b := pw.cur
+	b.msgs = append(b.msgs, *m)
+	b.bytes += size
+	pw.w.state().stats.bufferedBytes.Add(size)
+	if len(b.msgs) >= pw.w.batchSize() || b.bytes >= pw.w.batchBytes() {
+		pw.closeCurrentLocked()
+	}
+	return b
+}
+
+// closeCurrentLocked hands the batch being filled to the sending loop.
+func (pw *partitionWriter) closeCurrentLocked() {
+	b := pw.cur
+	pw.cur = nil
+	b.timer.Stop()
+	pw.w.state().stats.batchQueueTime.observeSince(b.opened)
+	pw.last = b
+	pw.queue.put(b)
+}
+
+func (pw *partitionWriter) expire(b *writeBatch) {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.cur == b {
+		pw.closeCurrentLocked()
+	}
+}
+
+// flush closes the batch being filled and returns the last closed batch.
+func (pw *partitionWriter) flush() *writeBatch {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.cur != nil {
+		pw.closeCurrentLocked()
+	}
+	return pw.last
+}
+
+// close stops accepting messages, wakes the callers waiting for a slot,
+// and lets the sending loop drain the queue and exit.
+func (pw *partitionWriter) close() {
+	pw.mu.Lock()
+	if pw.closed {
+		pw.mu.Unlock()
+		return
+	}
+	pw.closed = true
+	if pw.cur != nil {
+		pw.closeCurrentLocked()
+	}
+	pw.queue.close()
+	pw.mu.Unlock()
+	if pw.slots != nil {
+		pw.slots.Close()
+	}
+}
+
+// run is the sending loop: one batch at a time, in queue order.
+func (pw *partitionWriter) run() {
+	defer pw.w.inflight.Done()
+	for {
+		b, ok := pw.queue.get()
+		if !ok {
+			break
+		}
+		pw.send(b)
+	}
+	if pw.completions != nil {
+		pw.completions.close()
+	}
+}
+
+// complete runs the Completion calls, in batch order, when they must not
+// run on the sending loop.
+func (pw *partitionWriter) complete() {
+	defer pw.w.inflight.Done()
+	for {
+		b, ok := pw.completions.get()
+		if !ok {
+			return
+		}
+		pw.w.Completion(b.msgs, b.err)
+		b.finish()
+	}
+}
+
+func (b *writeBatch) finish() {
+	b.msgs = nil // the batch may stay referenced (Flush); its messages need not
+	close(b.done)
+}
+
+func (pw *partitionWriter) send(b *writeBatch) {
+	w := pw.w
+	st := w.state()
+	s := st.stats
+	s.batchTime.observeSince(b.opened)
+	s.batchSize.observe(int64(len(b.msgs)))
+	s.batchBytes.observe(b.bytes)
+
+	res, err := pw.produceWithRetries(b)
+	if res != nil {
+		for i := range b.msgs {
+			m := &b.msgs[i]
+			m.Topic = pw.key.topic
+			m.Partition = int(pw.key.partition)
+			m.Offset = res.baseOffset + int64(i)
+			if m.Time.IsZero() {
+				m.Time = res.logAppendTime
+			}
+		}
+	}
+	b.err = err
+
+	// Give the space back before anyone hears about the outcome, so that
+	// whoever reacts to it by writing again finds room.
+	if b.slot {
+		pw.slots.Release(1)
+	}
+	if st.bytes != nil {
+		st.bytes.Release(b.bytes)
+	}
+	s.bufferedBytes.Add(-b.bytes)
+	s.bufferedBatches.Add(-1)
+
+	switch {
+	case pw.completions != nil:
+		pw.completions.put(b)
+	case w.Completion != nil:
+		w.Completion(b.msgs, err)
+		b.finish()
+	default:
+		b.finish()
+	}
+}
+
+type produceResult struct {
+	err           error
+	baseOffset    int64
+	logAppendTime time.Time
+	throttle      time.Duration
+}
+
+func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, error) {
+	w := pw.w
+	s := w.state().stats
+	key := pw.key
+	var res *produceResult
+	var err error
+	for attempt, max := 0, w.maxAttempts(); attempt < max; attempt++ {
+		if attempt > 0 {
+			s.retries.add(1)
+			delay := writerBackoff(attempt, w.writeBackoffMin(), w.writeBackoffMax())
+			w.logf("backing off %s writing %d messages to %s (partition: %d)", delay, len(b.msgs), key.topic, key.partition)
+			time.Sleep(delay)
+		}
+		w.logf("writing %d messages to %s (partition: %d)", len(b.msgs), key.topic, key.partition)
+
+		start := time.Now()
+		res, err = pw.produce(b)
+		s.writes.add(1)
+		s.messages.add(int64(len(b.msgs)))
+		s.bytes.add(b.bytes)
+		s.writeTime.observeSince(start)
+		if res != nil {
+			err = res.err
+			s.waitTime.observe(int64(res.throttle))
+		}
+		if err == nil {
+			break
+		}
+		s.errors.add(1)
+		w.errorf("error writing messages to %s (partition %d, attempt %d): %s", key.topic, key.partition, attempt, err)
+		if !writerRetriable(err) {
+			break
+		}
+		if leadershipChanged(err) {
+			w.state().meta.invalidate(key.topic)
+		}
+	}
+	return res, err
+}
+
+// writerRetriable says whether sending the same batch again may succeed.
+func writerRetriable(err error) bool {
+	return isTemporary(err) || isTransientNetworkError(err) || errors.Is(err, protocol.ErrNoLeader)
+}
+
+func leadershipChanged(err error) bool {
+	return errors.Is(err, NotLeaderForPartition) ||
+		errors.Is(err, LeaderNotAvailable) ||
+		errors.Is(err, UnknownTopicOrPartition) ||
+		errors.Is(err, protocol.ErrNoLeader)
+}
+
+// produce sends b once. With RequireNone the broker does not answer, and
+// the result is nil (the messages then get no offsets, as before).
+func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
+	w := pw.w
+	timeout := w.writeTimeout()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+
+	req := &produceAPI.Request{
+		Acks: int16(w.RequiredAcks),
+		// Half of our own deadline, so that the broker's answer to a
+		// timed-out request still reaches us before we give up on it.
+		Timeout: int32(timeout / 2 / time.Millisecond),
+		Topics: []produceAPI.RequestTopic{{
+			Topic: pw.key.topic,
+			Partitions: []produceAPI.RequestPartition{{
+				Partition: pw.key.partition,
+				RecordSet: protocol.RecordSet{
+					Attributes: protocol.Attributes(w.Compression) & 7,
+					Records:    &batchRecords{msgs: b.msgs},
+				},
+			}},
+		}},
+	}
+	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
+	if err != nil {
+		return nil, err
+	}
+	if w.RequiredAcks == RequireNone {
+		return nil, nil
+	}
+	r, ok := m.(*produceAPI.Response)
+	if !ok {
+		return nil, fmt.Errorf("kafka.(*Writer): unexpected response of type %T to a produce request", m)
+	}
+	for i := range r.Topics {
+		t := &r.Topics[i]
+		if t.Topic != pw.key.topic {
+			continue
+		}
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if p.Partition != pw.key.partition {
+				continue
+			}
+			return &produceResult{
+				err:           makeError(p.ErrorCode, p.ErrorMessage),
+				baseOffset:    p.BaseOffset,
+				logAppendTime: makeTime(p.LogAppendTime),
+				throttle:      makeDuration(r.ThrottleTimeMs),
+			}, nil
+		}
+	}
+	return nil, protocol.NewErrNoPartition(pw.key.topic, pw.key.partition)
+}
+
+// batchRecords presents a batch's messages as records. The key and value
+// readers are reused from record to record: the encoder consumes a record
+// before asking for the next one.
+type batchRecords struct {
+	msgs       []Message
+	next       int
+	rec        protocol.Record
+	key, value recordBytes
+}
+
+func (r *batchRecords) ReadRecord() (*protocol.Record, error) {
+	if r.next >= len(r.msgs) {
+		return nil, io.EOF
+	}
+	m := &r.msgs[r.next]
+	r.next++
+	r.rec = protocol.Record{Time: m.Time, Headers: m.Headers}
+	if m.Key != nil {
+		r.key.Reset(m.Key)
+		r.rec.Key = &r.key
+	}
+	if m.Value != nil {
+		r.value.Reset(m.Value)
+		r.rec.Value = &r.value
+	}
+	return &r.rec, nil
+}
+
+// recordBytes is a reusable protocol.Bytes over a byte slice.
+type recordBytes struct{ bytes.Reader }
+
+func (*recordBytes) Close() error { return nil }

@@ -1,0 +1,201 @@
+package kafka
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// WriterStats is a data structure returned by a call to Writer.Stats that
+// exposes details about the behavior of the writer.
+//
+// Counters and summaries cover the time since the previous call to Stats;
+// gauges are the values at the time of the call.
+type WriterStats struct {
+	Writes   int64 `metric:"kafka.writer.write.count"     type:"counter"`
+	Messages int64 `metric:"kafka.writer.message.count"   type:"counter"`
+	Bytes    int64 `metric:"kafka.writer.message.bytes"   type:"counter"`
+	Errors   int64 `metric:"kafka.writer.error.count"     type:"counter"`
+
+	BatchTime      DurationStats `metric:"kafka.writer.batch.seconds"`
+	BatchQueueTime DurationStats `metric:"kafka.writer.batch.queue.seconds"`
+	WriteTime      DurationStats `metric:"kafka.writer.write.seconds"`
+	WaitTime       DurationStats `metric:"kafka.writer.wait.seconds"`
+	Retries        int64         `metric:"kafka.writer.retries.count" type:"counter"`
+	BatchSize      SummaryStats  `metric:"kafka.writer.batch.size"`
+	BatchBytes     SummaryStats  `metric:"kafka.writer.batch.bytes"`
+
+	MaxAttempts     int64         `metric:"kafka.writer.attempts.max"  type:"gauge"`
+	WriteBackoffMin time.Duration `metric:"kafka.writer.backoff.min"   type:"gauge"`
+	WriteBackoffMax time.Duration `metric:"kafka.writer.backoff.max"   type:"gauge"`
+	MaxBatchSize    int64         `metric:"kafka.writer.batch.max"     type:"gauge"`
+	BatchTimeout    time.Duration `metric:"kafka.writer.batch.timeout" type:"gauge"`
+	ReadTimeout     time.Duration `metric:"kafka.writer.read.timeout"  type:"gauge"`
+	WriteTimeout    time.Duration `metric:"kafka.writer.write.timeout" type:"gauge"`
+	RequiredAcks    int64         `metric:"kafka.writer.acks.required" type:"gauge"`
+	Async           bool          `metric:"kafka.writer.async"         type:"gauge"`
+
+	// Buffering, beyond upstream. BufferedBatches counts the batches that
+	// exist now (being filled, waiting, or being sent) and BufferedBytes the
+	// bytes of the messages accepted and not yet acknowledged or failed; both
+	// are kept whatever the limits, so that an unbounded writer's growth is
+	// visible too. BufferWaits counts the times a WriteMessages call had to
+	// wait for buffer space, and BufferWaitTime summarizes how long each of
+	// those waits took (including waits that ended with ctx or Close).
+	BufferedBatches    int64         `metric:"kafka.writer.buffer.batches"      type:"gauge"`
+	BufferedBytes      int64         `metric:"kafka.writer.buffer.bytes"        type:"gauge"`
+	BufferWaits        int64         `metric:"kafka.writer.buffer.wait.count"   type:"counter"`
+	BufferWaitTime     DurationStats `metric:"kafka.writer.buffer.wait.seconds"`
+	MaxBufferedBatches int64         `metric:"kafka.writer.buffer.batches.max"  type:"gauge"`
+	MaxBufferedBytes   int64         `metric:"kafka.writer.buffer.bytes.max"    type:"gauge"`
+
+	Topic string `tag:"topic"`
+
+	// DEPRECATED: only reported, for backward compatibility, by writers
+	// created with NewWriter.
+	Dials    int64         `metric:"kafka.writer.dial.count" type:"counter"`
+	DialTime DurationStats `metric:"kafka.writer.dial.seconds"`
+
+	// DEPRECATED: kept so that programs reading them still compile; they are
+	// always zero since the writer stopped owning connections and queues of
+	// messages.
+	Rebalances        int64
+	RebalanceInterval time.Duration
+	QueueLength       int64
+	QueueCapacity     int64
+	ClientID          string
+}
+
+// writerStats holds the live values behind WriterStats. Counters and
+// summaries are reset by each snapshot; gauges are not.
+type writerStats struct {
+	dials          writerCounter
+	writes         writerCounter
+	messages       writerCounter
+	bytes          writerCounter
+	errors         writerCounter
+	retries        writerCounter
+	bufferWaits    writerCounter
+	dialTime       writerSummary
+	batchTime      writerSummary
+	batchQueueTime writerSummary
+	writeTime      writerSummary
+	waitTime       writerSummary
+	batchSize      writerSummary
+	batchBytes     writerSummary
+	bufferWaitTime writerSummary
+
+	bufferedBatches atomic.Int64
+	bufferedBytes   atomic.Int64
+}
+
+type writerCounter struct{ n atomic.Int64 }
+
+func (c *writerCounter) add(n int64) { c.n.Add(n) }
+
+func (c *writerCounter) take() int64 { return c.n.Swap(0) }
+
+// writerSummary aggregates observations. A mutex keeps count, sum, min and
+// max consistent with each other in a snapshot; it is only ever held for a
+// few instructions.
+type writerSummary struct {
+	mu                   sync.Mutex
+	count, sum, min, max int64
+}
+
+func (s *writerSummary) observe(v int64) {
+	s.mu.Lock()
+	if s.count == 0 || v < s.min {
+		s.min = v
+	}
+	if s.count == 0 || v > s.max {
+		s.max = v
+	}
+	s.count++
+	s.sum += v
+	s.mu.Unlock()
+}
+
+func (s *writerSummary) observeSince(t time.Time) { s.observe(int64(time.Since(t))) }
+
+func (s *writerSummary) take() (count, sum, min, max int64) {
+	s.mu.Lock()
+	count, sum, min, max = s.count, s.sum, s.min, s.max
+	s.count, s.sum, s.min, s.max = 0, 0, 0, 0
+	s.mu.Unlock()
+	return
+}
+
+func (s *writerSummary) summary() SummaryStats {
+	count, sum, min, max := s.take()
+	var avg int64
+	if count > 0 {
+		avg = sum / count
+	}
+	return SummaryStats{Avg: avg, Min: min, Max: max, Count: count, Sum: sum}
+}
+
+func (s *writerSummary) durations() DurationStats {
+	count, sum, min, max := s.take()
+	var avg int64
+	if count > 0 {
+		avg = sum / count
+	}
+	return DurationStats{
+		Avg:   time.Duration(avg),
+		Min:   time.Duration(min),
+		Max:   time.Duration(max),
+		Count: count,
+		Sum:   time.Duration(sum),
+	}
+}
+
+// Stats returns a snapshot of the writer stats since the last time the method
+// was called, or since the writer was created if it is called for the first
+// time.
+//
+// A typical use of this method is to spawn a goroutine that will periodically
+// call Stats on a kafka writer and report the metrics to a stats collection
+// system. Stats never waits for buffer space or for in-flight requests.
+func (w *Writer) Stats() WriterStats {
+	s := w.state().stats
+	maxBytes := w.MaxBufferedBytes
+	if maxBytes < 0 {
+		maxBytes = 0
+	}
+	maxBatches := int64(w.MaxBufferedBatches)
+	if maxBatches < 0 {
+		maxBatches = 0
+	}
+	return WriterStats{
+		Dials:              s.dials.take(),
+		Writes:             s.writes.take(),
+		Messages:           s.messages.take(),
+		Bytes:              s.bytes.take(),
+		Errors:             s.errors.take(),
+		Retries:            s.retries.take(),
+		DialTime:           s.dialTime.durations(),
+		BatchTime:          s.batchTime.durations(),
+		BatchQueueTime:     s.batchQueueTime.durations(),
+		WriteTime:          s.writeTime.durations(),
+		WaitTime:           s.waitTime.durations(),
+		BatchSize:          s.batchSize.summary(),
+		BatchBytes:         s.batchBytes.summary(),
+		BufferedBatches:    s.bufferedBatches.Load(),
+		BufferedBytes:      s.bufferedBytes.Load(),
+		BufferWaits:        s.bufferWaits.take(),
+		BufferWaitTime:     s.bufferWaitTime.durations(),
+		MaxBufferedBatches: maxBatches,
+		MaxBufferedBytes:   maxBytes,
+		MaxAttempts:        int64(w.maxAttempts()),
+		WriteBackoffMin:    w.writeBackoffMin(),
+		WriteBackoffMax:    w.writeBackoffMax(),
+		MaxBatchSize:       int64(w.batchSize()),
+		BatchTimeout:       w.batchTimeout(),
+		ReadTimeout:        w.readTimeout(),
+		WriteTimeout:       w.writeTimeout(),
+		RequiredAcks:       int64(w.RequiredAcks),
+		Async:              w.Async,
+		Topic:              w.Topic,
+	}
+}
