@@ -19,13 +19,7 @@ func rbCodec(c compress.Compression) compress.Codec {
 	if c == compress.None {
 		return nil
 	}
-	// The compress package grows Compression.Codec in parallel with this
-	// one; asking through an interface keeps this file compiling before and
-	// after it lands.
-	if h, ok := any(c).(interface{ Codec() compress.Codec }); ok {
-		return h.Codec()
-	}
-	return nil
+	return c.Codec()
 }
 
 // rbDecompress returns the decompression of in by codec c, in a pooled
