@@ -39,7 +39,7 @@ type RoundRobin struct {
 	next  uint32 // number of messages balanced so far (wraps around)
 }
 
-// Balance satisfies the Balancer interface.
+// Balance implements Balancer.
 func (rr *RoundRobin) Balance(msg Message, partitions ...int) int {
 	return rr.balance(partitions)
 }
@@ -70,7 +70,7 @@ type LeastBytes struct {
 	bytes      []uint64 // bytes sent to partitions[i]
 }
 
-// Balance satisfies the Balancer interface.
+// Balance implements Balancer.
 func (lb *LeastBytes) Balance(msg Message, partitions ...int) int {
 	lb.mutex.Lock()
 	defer lb.mutex.Unlock()
@@ -135,7 +135,7 @@ type Hash struct {
 	lock sync.Mutex
 }
 
-// Balance satisfies the Balancer interface. Note that the result is an index
+// Balance implements Balancer. Note that the result is an index
 // into partitions, which is the partition number when partitions lists all
 // partitions of the topic, as Writers do.
 func (h *Hash) Balance(msg Message, partitions ...int) int {
@@ -178,7 +178,7 @@ type ReferenceHash struct {
 	lock sync.Mutex
 }
 
-// Balance satisfies the Balancer interface. As with Hash, the result is an
+// Balance implements Balancer. As with Hash, the result is an
 // index into partitions.
 func (h *ReferenceHash) Balance(msg Message, partitions ...int) int {
 	if msg.Key == nil {
@@ -245,7 +245,7 @@ type CRC32Balancer struct {
 	random     randomBalancer
 }
 
-// Balance satisfies the Balancer interface.
+// Balance implements Balancer.
 func (b CRC32Balancer) Balance(msg Message, partitions ...int) (partition int) {
 	// librdkafka makes no difference between an empty and a missing key.
 	if len(msg.Key) == 0 && !b.Consistent {
@@ -270,7 +270,7 @@ type Murmur2Balancer struct {
 	random     randomBalancer
 }
 
-// Balance satisfies the Balancer interface.
+// Balance implements Balancer.
 func (b Murmur2Balancer) Balance(msg Message, partitions ...int) (partition int) {
 	if msg.Key == nil && !b.Consistent {
 		return b.random.Balance(msg, partitions...)

@@ -376,9 +376,9 @@ func dontExpectEOF(err error) error {
 
 // coalesceErrors returns the first non-nil error of errs.
 func coalesceErrors(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
+	for _, e := range errs {
+		if e != nil {
+			return e
 		}
 	}
 	return nil

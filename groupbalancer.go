@@ -4,7 +4,8 @@ import (
 	"sort"
 )
 
-// GroupMember describes a single participant in a consumer group.
+// GroupMember is one member of a consumer group, as the group leader sees
+// it when assigning partitions.
 type GroupMember struct {
 	// ID is the member ID the coordinator gave the member (JoinGroup).
 	ID string
@@ -17,7 +18,8 @@ type GroupMember struct {
 	UserData []byte
 }
 
-// GroupMemberAssignments holds MemberID => topic => partitions.
+// GroupMemberAssignments maps a member ID to the partitions it is assigned,
+// by topic.
 type GroupMemberAssignments map[string]map[string][]int
 
 // GroupBalancer is the client side logic that splits the partitions of the
@@ -42,12 +44,12 @@ type GroupBalancer interface {
 // a contiguous range of its partitions, the first members getting one more
 // when the division is not even.
 //
-// Example: 5 partitions, 2 consumers
+// With 5 partitions and 2 consumers:
 //
 //	C0: [0, 1, 2]
 //	C1: [3, 4]
 //
-// Example: 6 partitions, 3 consumers
+// With 6 partitions and 3 consumers:
 //
 //	C0: [0, 1]
 //	C1: [2, 3]
@@ -86,12 +88,12 @@ func (r RangeGroupBalancer) AssignGroups(members []GroupMember, topicPartitions 
 // subscribed to the partition's topic. The turn carries over from one topic
 // to the next.
 //
-// Example: 5 partitions, 2 consumers
+// With 5 partitions and 2 consumers:
 //
 //	C0: [0, 2, 4]
 //	C1: [1, 3]
 //
-// Example: 6 partitions, 3 consumers
+// With 6 partitions and 3 consumers:
 //
 //	C0: [0, 3]
 //	C1: [1, 4]

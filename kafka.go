@@ -2,7 +2,7 @@ package kafka
 
 import "github.com/segmentio/kafka-go/protocol"
 
-// Broker represents a kafka broker in a kafka cluster.
+// Broker is a server of a kafka cluster, as cluster metadata describes it.
 type Broker struct {
 	Host string
 	Port int
@@ -10,7 +10,7 @@ type Broker struct {
 	Rack string
 }
 
-// Topic represents a topic in a kafka cluster.
+// Topic is the metadata of a topic of a kafka cluster.
 type Topic struct {
 	// Name of the topic.
 	Name string
@@ -27,7 +27,7 @@ type Topic struct {
 	Error error
 }
 
-// Partition carries the metadata associated with a kafka partition.
+// Partition is the metadata of a partition of a topic.
 type Partition struct {
 	// Topic is the name of the partition's topic and ID its number in it.
 	Topic string

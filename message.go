@@ -4,7 +4,8 @@ import (
 	"time"
 )
 
-// Message is a data structure representing kafka messages.
+// Message is a record of a kafka topic: what Readers return and Writers
+// write.
 type Message struct {
 	// Topic is the topic the message was read from (Reader), or the topic to
 	// write it to when the Writer has no Topic of its own.

@@ -158,14 +158,9 @@ type apiVersion int16
 
 // API versions this package refers to by name.
 const (
-	v0  = 0
-	v1  = 1
-	v2  = 2
-	v3  = 3
-	v5  = 5
-	v6  = 6
-	v7  = 7
-	v10 = 10
+	v0, v1, v2, v3 = 0, 1, 2, 3
+	v5, v6, v7     = 5, 6, 7
+	v10            = 10
 )
 
 // makeInt8, makeInt16, makeInt32 and makeInt64 decode big-endian integers

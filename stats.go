@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// SummaryStats is a data structure that carries a summary of observed values.
+// SummaryStats summarizes the values observed over a period: their average,
+// minimum, maximum, number and total.
 type SummaryStats struct {
 	Avg   int64 `metric:"avg" type:"gauge"`
 	Min   int64 `metric:"min" type:"gauge"`
@@ -15,7 +16,7 @@ type SummaryStats struct {
 	Sum   int64 `metric:"sum" type:"counter"`
 }
 
-// DurationStats is a data structure that carries a summary of observed duration values.
+// DurationStats is SummaryStats for durations.
 type DurationStats struct {
 	Avg   time.Duration `metric:"avg" type:"gauge"`
 	Min   time.Duration `metric:"min" type:"gauge"`
@@ -116,10 +117,10 @@ type summary struct {
 func makeSummary() summary { return summary{} }
 
 func (s *summary) observe(v int64) {
+	s.count.observe(1)
+	s.sum.observe(v)
 	s.min.observe(v)
 	s.max.observe(v)
-	s.sum.observe(v)
-	s.count.observe(1)
 }
 
 func (s *summary) observeDuration(d time.Duration) { s.observe(int64(d)) }
