@@ -49,6 +49,7 @@ type codec struct {
 var (
 	writerToType   = reflect.TypeOf((*io.WriterTo)(nil)).Elem()
 	readerFromType = reflect.TypeOf((*io.ReaderFrom)(nil)).Elem()
+	recordSetType  = reflect.TypeOf(RecordSet{})
 )
 
 // isRecordsType reports whether values of t are RECORDS: a struct that
@@ -56,6 +57,11 @@ var (
 func isRecordsType(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false
+	}
+	if t == recordSetType {
+		// Even before its methods exist: encoding it as a plain struct
+		// would silently drop the records.
+		return true
 	}
 	p := reflect.PointerTo(t)
 	return p.Implements(writerToType) && p.Implements(readerFromType)
@@ -403,8 +409,14 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 			p.Elem().Set(v)
 			v = p.Elem()
 		}
+		wt, ok := v.Addr().Interface().(io.WriterTo)
+		if !ok {
+			s.fail(fmt.Errorf("kafka protocol: %s cannot be encoded (no WriteTo method)", t))
+			s.blobs = append(s.blobs, nil)
+			return prefix
+		}
 		blob := wireGetBuffer(0)
-		_, err := v.Addr().Interface().(io.WriterTo).WriteTo(wireAppender{blob})
+		_, err := wt.WriteTo(wireAppender{blob})
 		if err != nil {
 			wirePutBuffer(blob)
 			if errors.Is(err, ErrNoRecord) {
@@ -456,7 +468,12 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 		if data == nil {
 			return
 		}
-		if _, err := v.Addr().Interface().(io.ReaderFrom).ReadFrom(bytes.NewReader(data)); err != nil {
+		rf, ok := v.Addr().Interface().(io.ReaderFrom)
+		if !ok {
+			r.fail(fmt.Errorf("kafka protocol: %s cannot be decoded (no ReadFrom method)", t))
+			return
+		}
+		if _, err := rf.ReadFrom(bytes.NewReader(data)); err != nil {
 			r.fail(err)
 		}
 	}
