@@ -67,3 +67,13 @@ func (c *Client) timeout(ctx context.Context, defaultTimeout time.Duration) time
 func (c *Client) timeoutMs(ctx context.Context, defaultTimeout time.Duration) int32 {
 	return int32(c.timeout(ctx, defaultTimeout) / time.Millisecond)
 }
+
+// Time budgets given to the brokers when neither the client nor the context
+// sets one.
+const (
+	defaultCreateTopicsTimeout     = 2 * time.Second
+	defaultDeleteTopicsTimeout     = 2 * time.Second
+	defaultCreatePartitionsTimeout = 2 * time.Second
+	defaultProduceTimeout          = 500 * time.Millisecond
+	defaultMaxWait                 = 500 * time.Millisecond
+)

@@ -1,9 +1,16 @@
 package kafka
 
 import (
+	"context"
 	"encoding"
+	"errors"
 	"fmt"
+	"net"
 	"strconv"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
 )
 
 // RequiredAcks is how many replicas must acknowledge a produce request
@@ -58,3 +65,120 @@ var (
 	_ encoding.TextMarshaler   = RequiredAcks(0)
 	_ encoding.TextUnmarshaler = (*RequiredAcks)(nil)
 )
+
+// ProduceRequest is a request to append records to one partition.
+type ProduceRequest struct {
+	// Addr is the address of the cluster; Client.Addr is used when nil.
+	Addr net.Addr
+
+	// Topic and Partition are where the records are appended.
+	Topic     string
+	Partition int
+
+	// RequiredAcks is how many replicas must store the records before the
+	// broker answers.
+	RequiredAcks RequiredAcks
+
+	// MessageVersion is ignored: the record format is the one matching the
+	// Produce version negotiated with the broker.
+	MessageVersion int
+
+	// TransactionalID is set when producing within a transaction.
+	TransactionalID string
+
+	// Records are the records to append.
+	Records RecordReader
+
+	// Compression is the codec the record batch is compressed with.
+	Compression Compression
+}
+
+// ProduceResponse is the broker's answer to a ProduceRequest.
+type ProduceResponse struct {
+	// Throttle is how long the broker throttled the request.
+	Throttle time.Duration
+
+	// Error is the error the broker reported for the partition, carrying the
+	// kafka error code (test it with errors.Is) and the broker's message.
+	Error error
+
+	// BaseOffset is the offset of the first record appended.
+	BaseOffset int64
+
+	// LogAppendTime is when the broker appended the records, when the topic
+	// uses broker-side timestamps.
+	LogAppendTime time.Time
+
+	// LogStartOffset is the first offset of the partition (Produce v5+).
+	LogStartOffset int64
+
+	// RecordErrors maps the index of records the broker rejected to the
+	// reason (Produce v8+).
+	RecordErrors map[int]error
+}
+
+// Produce appends records to a partition.
+//
+// A request with no records gets an empty response and no error. With
+// RequiredAcks set to RequireNone the broker sends no answer, and both the
+// response and the error are nil on success.
+func (c *Client) Produce(ctx context.Context, req *ProduceRequest) (*ProduceResponse, error) {
+	attrs := protocol.Attributes(req.Compression) & 7
+	m, err := c.roundTrip(ctx, req.Addr, &produceAPI.Request{
+		TransactionalID: req.TransactionalID,
+		Acks:            int16(req.RequiredAcks),
+		Timeout:         c.timeoutMs(ctx, defaultProduceTimeout),
+		Topics: []produceAPI.RequestTopic{{
+			Topic: req.Topic,
+			Partitions: []produceAPI.RequestPartition{{
+				Partition: int32(req.Partition),
+				// MessageVersion is not used: the format must match the
+				// Produce version, which is only known once connected.
+				RecordSet: protocol.RecordSet{
+					Attributes: attrs,
+					Records:    req.Records,
+				},
+			}},
+		}},
+	})
+	return produceResponseOf("Produce", req.RequiredAcks, m, err)
+}
+
+// produceResponseOf turns the answer to a Produce request (raw or not) into a
+// ProduceResponse.
+func produceResponseOf(method string, acks RequiredAcks, m protocol.Message, err error) (*ProduceResponse, error) {
+	if err != nil {
+		if errors.Is(err, protocol.ErrNoRecord) {
+			return new(ProduceResponse), nil
+		}
+		return nil, fmt.Errorf("kafka.(*Client).%s: %w", method, err)
+	}
+	if acks == RequireNone {
+		return nil, nil
+	}
+	res, ok := m.(*produceAPI.Response)
+	if !ok {
+		return nil, fmt.Errorf("kafka.(*Client).%s: unexpected response of type %T", method, m)
+	}
+	if len(res.Topics) == 0 {
+		return nil, fmt.Errorf("kafka.(*Client).%s: %w", method, protocol.ErrNoTopic)
+	}
+	if len(res.Topics[0].Partitions) == 0 {
+		return nil, fmt.Errorf("kafka.(*Client).%s: %w", method, protocol.ErrNoPartition)
+	}
+	p := &res.Topics[0].Partitions[0]
+	ret := &ProduceResponse{
+		Throttle:       makeDuration(res.ThrottleTimeMs),
+		Error:          makeError(p.ErrorCode, p.ErrorMessage),
+		BaseOffset:     p.BaseOffset,
+		LogAppendTime:  makeTime(p.LogAppendTime),
+		LogStartOffset: p.LogStartOffset,
+	}
+	if len(p.RecordErrors) > 0 {
+		ret.RecordErrors = make(map[int]error, len(p.RecordErrors))
+		for _, e := range p.RecordErrors {
+			ret.RecordErrors[int(e.BatchIndex)] = errors.New(e.BatchIndexErrorMessage)
+		}
+	}
+	return ret, nil
+}

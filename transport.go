@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/sasl"
 )
 
 // Request is a message a client sends to a broker.
@@ -55,9 +57,19 @@ type Transport struct {
 	// TLS, when set, wraps every connection in TLS.
 	TLS *tls.Config
 
-	// Context bounds the goroutines started by the transport; nil means
-	// context.Background().
+	// SASL, when set, authenticates every connection with this mechanism.
+	SASL sasl.Mechanism
+
+	// Resolver, when set, translates broker host names into IP addresses,
+	// for every request; Dial is then given resolved addresses only.
+	Resolver BrokerResolver
+
+	// Context bounds the goroutines and connections of the transport:
+	// when it ends, all of them are closed. nil means context.Background().
 	Context context.Context
+
+	mutex    sync.Mutex
+	clusters map[string]*cluster
 }
 
 // DefaultTransport is the transport used when none is configured.
@@ -65,15 +77,89 @@ var DefaultTransport RoundTripper = &Transport{
 	Dial: (&net.Dialer{Timeout: 3 * time.Second}).DialContext,
 }
 
-var errTransportNotReady = errors.New("kafka: transport not implemented yet")
+// CloseIdleConnections closes the idle connections now and the busy ones as
+// soon as their requests complete. The cached cluster metadata is dropped;
+// the next request starts afresh.
+func (t *Transport) CloseIdleConnections() {
+	t.mutex.Lock()
+	clusters := t.clusters
+	t.clusters = nil
+	t.mutex.Unlock()
+	for _, cl := range clusters {
+		cl.closeIdle()
+	}
+}
 
-// CloseIdleConnections closes the idle connections now and marks the busy
-// ones to be closed once idle.
-func (t *Transport) CloseIdleConnections() {}
-
-// RoundTrip sends req to the cluster reachable at addr.
+// RoundTrip sends req to the cluster reachable at addr and returns the
+// response, whose type matches the request (a *fetch.Response for a
+// *fetch.Request, and so on).
+//
+// The transport discovers the cluster from addr, then routes each request
+// to the broker that must handle it: the partition leader, the group or
+// transaction coordinator, or any broker. It picks, per connection, the
+// highest version of the API that both the broker and this package
+// support. Metadata requests are answered from a cache refreshed every
+// MetadataTTL or as soon as a broker reports that the cache is out of date.
 func (t *Transport) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Response, error) {
-	return nil, errTransportNotReady
+	if addr == nil {
+		return nil, errors.New("kafka: no address given for the kafka cluster")
+	}
+	if err := t.context().Err(); err != nil {
+		return nil, err
+	}
+	return t.grabCluster(addr).roundTrip(ctx, req)
+}
+
+func (t *Transport) grabCluster(addr net.Addr) *cluster {
+	key := addr.Network() + "://" + addr.String()
+	t.mutex.Lock()
+	defer t.mutex.Unlock()
+	cl := t.clusters[key]
+	if cl == nil {
+		if t.clusters == nil {
+			t.clusters = make(map[string]*cluster)
+		}
+		cl = newCluster(t, addr)
+		t.clusters[key] = cl
+	}
+	return cl
+}
+
+var defaultDialer = net.Dialer{Timeout: 3 * time.Second}
+
+func (t *Transport) dial() func(context.Context, string, string) (net.Conn, error) {
+	if t.Dial != nil {
+		return t.Dial
+	}
+	return defaultDialer.DialContext
+}
+
+func (t *Transport) dialTimeout() time.Duration {
+	if t.DialTimeout > 0 {
+		return t.DialTimeout
+	}
+	return 5 * time.Second
+}
+
+func (t *Transport) idleTimeout() time.Duration {
+	if t.IdleTimeout > 0 {
+		return t.IdleTimeout
+	}
+	return 30 * time.Second
+}
+
+func (t *Transport) metadataTTL() time.Duration {
+	if t.MetadataTTL > 0 {
+		return t.MetadataTTL
+	}
+	return 6 * time.Second
+}
+
+func (t *Transport) context() context.Context {
+	if t.Context != nil {
+		return t.Context
+	}
+	return context.Background()
 }
 
 var _ RoundTripper = (*Transport)(nil)

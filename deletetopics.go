@@ -1,0 +1,53 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol/deletetopics"
+)
+
+// DeleteTopicsRequest asks the cluster to delete topics.
+type DeleteTopicsRequest struct {
+	// Addr is the address of the cluster; Client.Addr is used when nil.
+	Addr net.Addr
+
+	// Topics are the names of the topics to delete.
+	Topics []string
+}
+
+// DeleteTopicsResponse is the answer to a DeleteTopicsRequest.
+type DeleteTopicsResponse struct {
+	// Throttle is how long the broker throttled the request.
+	Throttle time.Duration
+
+	// Errors maps every topic of the request to the error deleting it, nil
+	// on success.
+	Errors map[string]error
+}
+
+// DeleteTopics deletes topics.
+func (c *Client) DeleteTopics(ctx context.Context, req *DeleteTopicsRequest) (*DeleteTopicsResponse, error) {
+	m, err := c.roundTrip(ctx, req.Addr, &deletetopics.Request{
+		TopicNames: req.Topics,
+		TimeoutMs:  c.timeoutMs(ctx, defaultDeleteTopicsTimeout),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kafka.(*Client).DeleteTopics: %w", err)
+	}
+	res := m.(*deletetopics.Response)
+	ret := &DeleteTopicsResponse{
+		Throttle: makeDuration(res.ThrottleTimeMs),
+		Errors:   make(map[string]error, len(res.Responses)),
+	}
+	for _, t := range res.Responses {
+		if t.ErrorCode == 0 {
+			ret.Errors[t.Name] = nil
+		} else {
+			ret.Errors[t.Name] = Error(t.ErrorCode)
+		}
+	}
+	return ret, nil
+}

@@ -1,0 +1,681 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"net"
+	"reflect"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/createpartitions"
+	"github.com/segmentio/kafka-go/protocol/createtopics"
+	"github.com/segmentio/kafka-go/protocol/deletetopics"
+	"github.com/segmentio/kafka-go/protocol/findcoordinator"
+	"github.com/segmentio/kafka-go/protocol/metadata"
+)
+
+// cluster is the state a Transport keeps for one bootstrap address: the
+// cached layout of the cluster, the coordinators it found, and the
+// connection pools to its brokers.
+type cluster struct {
+	cfg            dialConfig
+	idleTimeout    time.Duration
+	metadataTTL    time.Duration
+	metadataTopics []string
+	resolver       BrokerResolver
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	seed   *connPool
+
+	mu            sync.Mutex
+	brokers       map[int32]*connPool
+	state         *clusterState
+	refreshing    *refreshCall
+	invalidatedAt time.Time
+	coordinators  map[coordinatorKey]int32
+}
+
+// clusterState is an immutable snapshot of the cluster's metadata.
+type clusterState struct {
+	meta    *metadata.Response // topics, brokers and partitions sorted
+	layout  protocol.Cluster
+	started time.Time // when the Metadata request was sent
+	expires time.Time
+}
+
+type refreshCall struct {
+	done    chan struct{}
+	started time.Time
+	state   *clusterState
+	err     error
+}
+
+type coordinatorKey struct {
+	key     string
+	keyType int8
+}
+
+func newCluster(t *Transport, addr net.Addr) *cluster {
+	ctx, cancel := context.WithCancel(t.context())
+	cl := &cluster{
+		cfg: dialConfig{
+			dial:        t.dial(),
+			dialTimeout: t.dialTimeout(),
+			clientID:    t.ClientID,
+			tls:         t.TLS,
+			sasl:        t.SASL,
+		},
+		idleTimeout:    t.idleTimeout(),
+		metadataTTL:    t.metadataTTL(),
+		metadataTopics: append([]string(nil), t.MetadataTopics...),
+		resolver:       t.Resolver,
+		ctx:            ctx,
+		cancel:         cancel,
+		brokers:        make(map[int32]*connPool),
+		coordinators:   make(map[coordinatorKey]int32),
+	}
+	if t.MetadataTopics == nil {
+		cl.metadataTopics = nil
+	}
+	cl.seed = newConnPool(ctx, &cl.cfg, cl.idleTimeout, cl.resolver, Broker{ID: -1}, addr.Network(), addr.String())
+	context.AfterFunc(ctx, func() { cl.shutdown(ctx.Err()) })
+	return cl
+}
+
+// closeIdle closes the idle connections of the cluster; the ones in use are
+// closed when their requests complete.
+func (cl *cluster) closeIdle() {
+	cl.seed.closeIdle()
+	cl.mu.Lock()
+	pools := make([]*connPool, 0, len(cl.brokers))
+	for _, p := range cl.brokers {
+		pools = append(pools, p)
+	}
+	cl.mu.Unlock()
+	for _, p := range pools {
+		p.closeIdle()
+	}
+}
+
+// shutdown closes every connection, failing requests in flight.
+func (cl *cluster) shutdown(err error) {
+	cl.seed.shutdown(err)
+	cl.mu.Lock()
+	pools := make([]*connPool, 0, len(cl.brokers))
+	for _, p := range cl.brokers {
+		pools = append(pools, p)
+	}
+	cl.mu.Unlock()
+	for _, p := range pools {
+		p.shutdown(err)
+	}
+}
+
+// getState returns the cached metadata, refreshing it first when there is
+// none, when it was invalidated, or when it was requested before `after`.
+// Concurrent callers share one Metadata request. Expired metadata is still
+// returned, while a refresh runs in the background.
+func (cl *cluster) getState(ctx context.Context, after time.Time) (*clusterState, error) {
+	for {
+		cl.mu.Lock()
+		if after.Before(cl.invalidatedAt) {
+			after = cl.invalidatedAt
+		}
+		s := cl.state
+		if s != nil && !s.started.Before(after) {
+			if time.Now().After(s.expires) && cl.refreshing == nil {
+				cl.startRefresh()
+			}
+			cl.mu.Unlock()
+			return s, nil
+		}
+		call := cl.refreshing
+		if call == nil {
+			call = cl.startRefresh()
+		}
+		cl.mu.Unlock()
+
+		select {
+		case <-call.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if call.err != nil {
+			// A layout known from before is better than none: it is most
+			// likely still right about most partitions.
+			cl.mu.Lock()
+			s := cl.state
+			cl.mu.Unlock()
+			if s != nil {
+				return s, nil
+			}
+			return nil, call.err
+		}
+		if !call.started.Before(after) {
+			return call.state, nil
+		}
+	}
+}
+
+// invalidate makes the next request wait for fresh metadata: the cluster
+// told us the layout we have is wrong.
+func (cl *cluster) invalidate() {
+	cl.mu.Lock()
+	cl.invalidatedAt = time.Now()
+	cl.mu.Unlock()
+}
+
+// startRefresh sends a Metadata request in the background. cl.mu must be
+// held.
+func (cl *cluster) startRefresh() *refreshCall {
+	call := &refreshCall{done: make(chan struct{}), started: time.Now()}
+	cl.refreshing = call
+	go cl.refresh(call)
+	return call
+}
+
+func (cl *cluster) refresh(call *refreshCall) {
+	ctx, cancel := context.WithTimeout(cl.ctx, cl.cfg.dialTimeout+cl.metadataTTL)
+	defer cancel()
+
+	res, err := cl.fetchMetadata(ctx)
+	var s *clusterState
+	if err == nil {
+		s = newClusterState(res, call.started, cl.metadataTTL)
+	}
+	cl.mu.Lock()
+	cl.refreshing = nil
+	if s != nil {
+		cl.state = s
+		cl.updateBrokers(s.layout)
+	}
+	cl.mu.Unlock()
+	call.state, call.err = s, err
+	close(call.done)
+}
+
+// fetchMetadata asks the bootstrap servers for the layout, and the known
+// brokers when they cannot answer.
+func (cl *cluster) fetchMetadata(ctx context.Context) (*metadata.Response, error) {
+	ask := func(p *connPool) (*metadata.Response, error) {
+		req := &metadata.Request{TopicNames: cl.metadataTopics}
+		if cl.metadataTopics != nil {
+			req.TopicNames = append([]string{}, cl.metadataTopics...)
+		}
+		m, err := p.roundTrip(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return m.(*metadata.Response), nil
+	}
+	res, err := ask(cl.seed)
+	if err == nil || ctx.Err() != nil || isAuthError(err) {
+		return res, err
+	}
+	cl.mu.Lock()
+	pools := make([]*connPool, 0, len(cl.brokers))
+	for _, p := range cl.brokers {
+		pools = append(pools, p)
+	}
+	cl.mu.Unlock()
+	for _, p := range pools {
+		if r, err2 := ask(p); err2 == nil {
+			return r, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, err
+}
+
+func newClusterState(res *metadata.Response, started time.Time, ttl time.Duration) *clusterState {
+	meta := *res
+	meta.ThrottleTimeMs = 0
+	meta.Brokers = append([]metadata.ResponseBroker(nil), res.Brokers...)
+	meta.Topics = append([]metadata.ResponseTopic(nil), res.Topics...)
+	sort.Slice(meta.Brokers, func(i, j int) bool { return meta.Brokers[i].NodeID < meta.Brokers[j].NodeID })
+	sort.Slice(meta.Topics, func(i, j int) bool { return meta.Topics[i].Name < meta.Topics[j].Name })
+	for i := range meta.Topics {
+		parts := append([]metadata.ResponsePartition(nil), meta.Topics[i].Partitions...)
+		sort.Slice(parts, func(a, b int) bool { return parts[a].PartitionIndex < parts[b].PartitionIndex })
+		meta.Topics[i].Partitions = parts
+	}
+
+	layout := protocol.Cluster{
+		ClusterID:  meta.ClusterID,
+		Controller: meta.ControllerID,
+		Brokers:    make(map[int32]protocol.Broker, len(meta.Brokers)),
+		Topics:     make(map[string]protocol.Topic, len(meta.Topics)),
+	}
+	for _, b := range meta.Brokers {
+		layout.Brokers[b.NodeID] = protocol.Broker{Rack: b.Rack, Host: b.Host, Port: b.Port, ID: b.NodeID}
+	}
+	for _, t := range meta.Topics {
+		parts := make(map[int32]protocol.Partition, len(t.Partitions))
+		for _, p := range t.Partitions {
+			parts[p.PartitionIndex] = protocol.Partition{
+				ID:       p.PartitionIndex,
+				Error:    p.ErrorCode,
+				Leader:   p.LeaderID,
+				Replicas: p.ReplicaNodes,
+				ISR:      p.IsrNodes,
+				Offline:  p.OfflineReplicas,
+			}
+		}
+		layout.Topics[t.Name] = protocol.Topic{Name: t.Name, Error: t.ErrorCode, Partitions: parts}
+	}
+
+	// Randomized so that clients started together do not refresh together.
+	life := ttl/2 + time.Duration(rand.Int63n(int64(ttl/2)+1))
+	return &clusterState{meta: &meta, layout: layout, started: started, expires: started.Add(life)}
+}
+
+// updateBrokers makes the broker pools match the layout. cl.mu must be held.
+func (cl *cluster) updateBrokers(layout protocol.Cluster) {
+	for id, p := range cl.brokers {
+		b, ok := layout.Brokers[id]
+		if !ok || b.Host != p.broker.Host || int(b.Port) != p.broker.Port || b.Rack != p.broker.Rack {
+			delete(cl.brokers, id)
+			go p.closeIdle()
+		}
+	}
+	for id, b := range layout.Brokers {
+		if _, ok := cl.brokers[id]; ok {
+			continue
+		}
+		kb := Broker{Host: b.Host, Port: int(b.Port), ID: int(b.ID), Rack: b.Rack}
+		cl.brokers[id] = newConnPool(cl.ctx, &cl.cfg, cl.idleTimeout, cl.resolver, kb, "tcp",
+			net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port))))
+	}
+}
+
+func (cl *cluster) brokerPool(id int32) *connPool {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.brokers[id]
+}
+
+// roundTrip sends req to the broker that must handle it.
+func (cl *cluster) roundTrip(ctx context.Context, req Request) (Response, error) {
+	if m, ok := req.(*metadata.Request); ok {
+		return cl.metadata(ctx, m)
+	}
+	start := time.Now()
+	s, err := cl.getState(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	var res Response
+	if m, ok := req.(protocol.Splitter); ok {
+		res, err = cl.split(ctx, m, s, start)
+	} else {
+		res, err = cl.send(ctx, req, s, start)
+	}
+	if err != nil {
+		return res, err
+	}
+
+	switch r := res.(type) {
+	case *createtopics.Response:
+		var created []string
+		for _, t := range r.Topics {
+			if t.ErrorCode == 0 {
+				created = append(created, t.Name)
+			}
+		}
+		cl.waitForTopics(ctx, created)
+	case *deletetopics.Response, *createpartitions.Response:
+		cl.invalidate()
+	}
+	return res, nil
+}
+
+func (cl *cluster) split(ctx context.Context, m protocol.Splitter, s *clusterState, start time.Time) (Response, error) {
+	msgs, merger, err := m.Split(s.layout)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]interface{}, len(msgs))
+	var wg sync.WaitGroup
+	for i, msg := range msgs {
+		wg.Add(1)
+		go func(i int, msg Request) {
+			defer wg.Done()
+			r, err := cl.send(ctx, msg, s, start)
+			if err != nil {
+				results[i] = err
+			} else {
+				results[i] = r
+			}
+		}(i, msg)
+	}
+	wg.Wait()
+	return merger.Merge(msgs, results)
+}
+
+// send routes one (unsplit) request and sends it.
+func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start time.Time) (Response, error) {
+	var pool *connPool
+	var coord *coordinatorKey
+
+	switch m := req.(type) {
+	case protocol.BrokerMessage:
+		b, err := m.Broker(s.layout)
+		if err != nil || b.ID < 0 || cl.brokerPool(b.ID) == nil {
+			// The layout may just be out of date (a new topic, a leader
+			// moved): look again with fresh metadata, once.
+			if s2, err2 := cl.getState(ctx, start); err2 == nil && s2 != s {
+				s = s2
+				b, err = m.Broker(s.layout)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if b.ID >= 0 {
+			if pool = cl.brokerPool(b.ID); pool == nil {
+				return nil, BrokerNotAvailable
+			}
+		}
+	case protocol.GroupMessage:
+		coord = &coordinatorKey{key: m.Group(), keyType: int8(CoordinatorKeyTypeConsumer)}
+	case protocol.TransactionalMessage:
+		coord = &coordinatorKey{key: m.Transaction(), keyType: int8(CoordinatorKeyTypeTransaction)}
+	}
+	if coord != nil {
+		id, err := cl.coordinator(ctx, *coord, start)
+		if err != nil {
+			return nil, err
+		}
+		if pool = cl.brokerPool(id); pool == nil {
+			cl.forgetCoordinator(*coord)
+			return nil, BrokerNotAvailable
+		}
+	}
+	if pool == nil {
+		// Sent to any broker; kept off the broker pools so that control
+		// requests do not queue behind produce and fetch traffic.
+		pool = cl.seed
+	}
+
+	res, err := pool.roundTrip(ctx, req)
+	if err != nil {
+		if ctx.Err() == nil && !isRequestError(err) {
+			// The broker went away: it may no longer lead anything.
+			cl.invalidate()
+			if coord != nil {
+				cl.forgetCoordinator(*coord)
+			}
+		}
+		return nil, err
+	}
+	if res != nil {
+		leader, notCoord := scanErrorCodes(res)
+		if leader {
+			cl.invalidate()
+		}
+		if notCoord && coord != nil {
+			cl.forgetCoordinator(*coord)
+		}
+	}
+	return res, nil
+}
+
+// isRequestError tells errors about the request itself (it could not be
+// encoded, the broker does not support it), which say nothing about the
+// state of the cluster.
+func isRequestError(err error) bool {
+	return errors.Is(err, protocol.ErrNoVersionOverlap) || errors.Is(err, protocol.ErrNoRecord)
+}
+
+// coordinator returns the ID of the broker coordinating a group or a
+// transaction, from the cache or from a FindCoordinator request.
+func (cl *cluster) coordinator(ctx context.Context, k coordinatorKey, start time.Time) (int32, error) {
+	cl.mu.Lock()
+	id, ok := cl.coordinators[k]
+	cl.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	m, err := cl.seed.roundTrip(ctx, &findcoordinator.Request{Key: k.key, KeyType: k.keyType})
+	if err != nil {
+		return 0, err
+	}
+	c, ok := m.(*findcoordinator.Response).Coordinator(k.key)
+	if !ok {
+		return 0, GroupCoordinatorNotAvailable
+	}
+	if c.ErrorCode != 0 {
+		return 0, makeError(c.ErrorCode, c.ErrorMessage)
+	}
+	if cl.brokerPool(c.NodeID) == nil {
+		// A broker we have not heard of yet.
+		if _, err := cl.getState(ctx, time.Now()); err != nil {
+			return 0, err
+		}
+	}
+	cl.mu.Lock()
+	cl.coordinators[k] = c.NodeID
+	cl.mu.Unlock()
+	return c.NodeID, nil
+}
+
+func (cl *cluster) forgetCoordinator(k coordinatorKey) {
+	cl.mu.Lock()
+	delete(cl.coordinators, k)
+	cl.mu.Unlock()
+}
+
+// metadata answers a Metadata request from the cache, like the original
+// transport does, except that topics missing from the cache cause one
+// refresh first (they may have just been created elsewhere).
+func (cl *cluster) metadata(ctx context.Context, req *metadata.Request) (Response, error) {
+	s, err := cl.getState(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	names := req.TopicNames
+	if names == nil && req.Topics != nil {
+		names = make([]string, len(req.Topics))
+		for i, t := range req.Topics {
+			names[i] = t.Name
+		}
+	}
+	if missingTopics(s, names) && !req.AllowAutoTopicCreation && time.Since(s.started) > 200*time.Millisecond {
+		if s2, err := cl.getState(ctx, time.Now()); err == nil {
+			s = s2
+		}
+	}
+	if req.AllowAutoTopicCreation && missingTopics(s, names) {
+		// Only a real request creates the topics.
+		m, err := cl.seed.roundTrip(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		var created []string
+		for _, t := range m.(*metadata.Response).Topics {
+			if t.ErrorCode == 0 {
+				created = append(created, t.Name)
+			}
+		}
+		cl.waitForTopics(ctx, created)
+		return m, nil
+	}
+	return filterMetadata(s.meta, names), nil
+}
+
+func missingTopics(s *clusterState, names []string) bool {
+	for _, name := range names {
+		if _, ok := s.layout.Topics[name]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// filterMetadata copies the cached response, keeping the requested topics
+// (all for nil) in the requested order; unknown topics get the error code
+// UNKNOWN_TOPIC_OR_PARTITION.
+func filterMetadata(meta *metadata.Response, names []string) *metadata.Response {
+	res := *meta
+	res.Brokers = append([]metadata.ResponseBroker(nil), meta.Brokers...)
+	if names == nil {
+		res.Topics = append([]metadata.ResponseTopic(nil), meta.Topics...)
+		return &res
+	}
+	res.Topics = make([]metadata.ResponseTopic, len(names))
+	for i, name := range names {
+		j := sort.Search(len(meta.Topics), func(j int) bool { return meta.Topics[j].Name >= name })
+		if j < len(meta.Topics) && meta.Topics[j].Name == name {
+			res.Topics[i] = meta.Topics[j]
+		} else {
+			res.Topics[i] = metadata.ResponseTopic{Name: name, ErrorCode: int16(UnknownTopicOrPartition)}
+		}
+	}
+	return &res
+}
+
+// waitForTopics refreshes the metadata until it lists the topics: creating
+// a topic takes effect asynchronously, and requests sent before the
+// metadata shows it would fail. It gives up when ctx ends or after a while.
+func (cl *cluster) waitForTopics(ctx context.Context, topics []string) {
+	if len(topics) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for {
+		s, err := cl.getState(ctx, time.Now())
+		if err == nil && !missingTopics(s, topics) {
+			return
+		}
+		timer := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// Error codes telling that the cached layout is wrong (the partition moved
+// or does not exist where we thought), or that a coordinator moved.
+var (
+	leaderErrorCodes = map[int16]bool{
+		int16(UnknownTopicOrPartition): true,
+		int16(LeaderNotAvailable):      true,
+		int16(NotLeaderForPartition):   true,
+		int16(BrokerNotAvailable):      true,
+		int16(ReplicaNotAvailable):     true,
+		int16(KafkaStorageError):       true,
+		int16(FencedLeaderEpoch):       true,
+		int16(UnknownLeaderEpoch):      true,
+	}
+	coordinatorErrorCodes = map[int16]bool{
+		int16(NotCoordinatorForGroup):       true,
+		int16(GroupCoordinatorNotAvailable): true,
+	}
+)
+
+var errorCodeFields sync.Map // reflect.Type -> []errorCodeField
+
+type errorCodeField struct {
+	index []int // path to an int16 ErrorCode field, or to a slice
+	elems bool  // index leads to a slice of structs to scan
+}
+
+// scanErrorCodes looks at every ErrorCode field of a response (at any
+// depth) for codes that call for a metadata refresh or a new coordinator.
+func scanErrorCodes(res Response) (leader, coordinator bool) {
+	v := reflect.ValueOf(res)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return
+	}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		for _, f := range errorFieldsOf(v.Type()) {
+			fv := v.FieldByIndex(f.index)
+			if !f.elems {
+				code := int16(fv.Int())
+				leader = leader || leaderErrorCodes[code]
+				coordinator = coordinator || coordinatorErrorCodes[code]
+				continue
+			}
+			for i := 0; i < fv.Len(); i++ {
+				walk(fv.Index(i))
+			}
+		}
+	}
+	walk(v)
+	return
+}
+
+func errorFieldsOf(t reflect.Type) []errorCodeField {
+	if f, ok := errorCodeFields.Load(t); ok {
+		return f.([]errorCodeField)
+	}
+	var fields []errorCodeField
+	var visit func(t reflect.Type, prefix []int, depth int)
+	visit = func(t reflect.Type, prefix []int, depth int) {
+		if depth > 8 {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			if !sf.IsExported() {
+				continue
+			}
+			index := append(append([]int(nil), prefix...), i)
+			switch {
+			case sf.Name == "ErrorCode" && sf.Type.Kind() == reflect.Int16:
+				fields = append(fields, errorCodeField{index: index})
+			case sf.Type.Kind() == reflect.Struct:
+				visit(sf.Type, index, depth+1)
+			case sf.Type.Kind() == reflect.Slice && sf.Type.Elem().Kind() == reflect.Struct && hasErrorCode(sf.Type.Elem(), 0):
+				fields = append(fields, errorCodeField{index: index, elems: true})
+			}
+		}
+	}
+	visit(t, nil, 0)
+	errorCodeFields.Store(t, fields)
+	return fields
+}
+
+func hasErrorCode(t reflect.Type, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		switch {
+		case !sf.IsExported():
+		case sf.Name == "ErrorCode" && sf.Type.Kind() == reflect.Int16:
+			return true
+		case sf.Type.Kind() == reflect.Struct:
+			if hasErrorCode(sf.Type, depth+1) {
+				return true
+			}
+		case sf.Type.Kind() == reflect.Slice && sf.Type.Elem().Kind() == reflect.Struct:
+			if hasErrorCode(sf.Type.Elem(), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,340 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+)
+
+const (
+	// A shared connection carries up to this many requests at once before
+	// the pool opens another one (up to maxSharedConns of them).
+	maxPipelined   = 16
+	maxSharedConns = 3
+)
+
+// connPool holds the connections to one broker (or, for the seed pool, to
+// any of the bootstrap addresses). Most requests share connections and are
+// pipelined on them; requests that the broker may hold for a long time
+// (Fetch, JoinGroup, SyncGroup) get a connection of their own, since a
+// broker answers the requests of one connection in order and would make
+// everything queued behind them wait.
+type connPool struct {
+	cfg         *dialConfig
+	ctx         context.Context // bounds dials; ends when the cluster shuts down
+	idleTimeout time.Duration
+	resolver    BrokerResolver
+	broker      Broker // ID -1 for the seed pool
+	network     string // comma separated for a seed pool with several addresses
+	address     string
+
+	mu      sync.Mutex
+	conns   []*brokerConn
+	dialing *dialCall
+	closed  bool // connections are closed as soon as they are idle
+}
+
+type dialCall struct {
+	done chan struct{}
+	err  error
+}
+
+func newConnPool(ctx context.Context, cfg *dialConfig, idle time.Duration, rslv BrokerResolver, b Broker, network, address string) *connPool {
+	return &connPool{cfg: cfg, ctx: ctx, idleTimeout: idle, resolver: rslv, broker: b, network: network, address: address}
+}
+
+// needsOwnConn tells requests that may be held by the broker (long polls,
+// group rebalances) and must not delay other requests.
+func needsOwnConn(req protocol.Message) bool {
+	switch req.ApiKey() {
+	case protocol.Fetch, protocol.JoinGroup, protocol.SyncGroup:
+		return true
+	}
+	return false
+}
+
+// roundTrip sends req on one of the pool's connections.
+func (p *connPool) roundTrip(ctx context.Context, req protocol.Message) (protocol.Message, error) {
+	c, err := p.acquire(ctx, needsOwnConn(req))
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.roundTrip(ctx, req)
+	p.release(c, err != nil && ctx.Err() != nil)
+	return res, err
+}
+
+// acquire returns a connection reserved for one request; release must be
+// called when the request is done.
+func (p *connPool) acquire(ctx context.Context, exclusive bool) (*brokerConn, error) {
+	addrs, err := p.resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		p.mu.Lock()
+		if c := p.pick(exclusive, addrs); c != nil {
+			c.inflight++
+			c.exclusive = exclusive
+			p.mu.Unlock()
+			return c, nil
+		}
+		call := p.dialing
+		if call == nil {
+			call = &dialCall{done: make(chan struct{})}
+			p.dialing = call
+			go p.dial(call, addrs)
+		}
+		p.mu.Unlock()
+
+		select {
+		case <-call.done:
+			if call.err != nil {
+				return nil, call.err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// pick chooses a connection for a request, or returns nil when a new one
+// should be opened. p.mu must be held.
+func (p *connPool) pick(exclusive bool, addrs map[string]bool) *brokerConn {
+	var best *brokerConn
+	shared := 0
+	live := p.conns[:0]
+	for _, c := range p.conns {
+		if c.broken() != nil {
+			if c.inflight == 0 {
+				c.close(errConnClosed)
+				continue
+			}
+			c.retired = true
+		}
+		live = append(live, c)
+		if c.retired || (addrs != nil && !addrs[c.address]) {
+			continue
+		}
+		if exclusive {
+			if best == nil && c.inflight == 0 {
+				best = c
+			}
+			continue
+		}
+		if c.exclusive {
+			continue
+		}
+		shared++
+		if best == nil || c.inflight < best.inflight {
+			best = c
+		}
+	}
+	for i := len(live); i < len(p.conns); i++ {
+		p.conns[i] = nil
+	}
+	p.conns = live
+	if best == nil || exclusive {
+		return best
+	}
+	if best.inflight >= maxPipelined && shared < maxSharedConns {
+		return nil
+	}
+	return best
+}
+
+// dial opens a connection in the background, so that requests waiting for
+// it may give up (their context ending) without wasting the work done for
+// the others.
+func (p *connPool) dial(call *dialCall, addrs map[string]bool) {
+	c, err := p.connect(addrs)
+	p.mu.Lock()
+	p.dialing = nil
+	if err == nil {
+		p.conns = append(p.conns, c)
+		// Armed in case every request that waited for it gave up.
+		p.markIdle(c)
+	}
+	p.mu.Unlock()
+	call.err = err
+	close(call.done)
+}
+
+func (p *connPool) connect(addrs map[string]bool) (*brokerConn, error) {
+	type target struct{ network, address string }
+	var targets []target
+	if addrs != nil {
+		network := strings.Split(p.network, ",")[0]
+		for a := range addrs {
+			targets = append(targets, target{network, a})
+		}
+	} else {
+		networks := strings.Split(p.network, ",")
+		for i, a := range strings.Split(p.address, ",") {
+			n := networks[0]
+			if i < len(networks) {
+				n = networks[i]
+			}
+			targets = append(targets, target{n, strings.TrimSpace(a)})
+		}
+	}
+	// Spread the connections of many clients over the bootstrap servers.
+	rand.Shuffle(len(targets), func(i, j int) { targets[i], targets[j] = targets[j], targets[i] })
+	var firstErr error
+	for _, t := range targets {
+		c, err := dialBroker(p.ctx, p.cfg, t.network, t.address)
+		if err == nil {
+			return c, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if p.ctx.Err() != nil || isAuthError(err) {
+			break
+		}
+	}
+	if firstErr == nil {
+		firstErr = errors.New("kafka: no address to connect to")
+	}
+	return nil, firstErr
+}
+
+func isAuthError(err error) bool {
+	return errors.Is(err, SASLAuthenticationFailed) || errors.Is(err, UnsupportedSASLMechanism) || errors.Is(err, IllegalSASLState)
+}
+
+// resolve returns the addresses the resolver allows for this pool, or nil
+// when there is no resolver (any connection of the pool will do).
+func (p *connPool) resolve(ctx context.Context) (map[string]bool, error) {
+	if p.resolver == nil {
+		return nil, nil
+	}
+	brokers := []Broker{p.broker}
+	if p.broker.ID < 0 {
+		brokers = brokers[:0]
+		for _, a := range strings.Split(p.address, ",") {
+			host, port := splitAddress(strings.TrimSpace(a))
+			brokers = append(brokers, Broker{Host: host, Port: port, ID: -1})
+		}
+	}
+	addrs := make(map[string]bool)
+	var lastErr error
+	for _, b := range brokers {
+		ips, err := p.resolver.LookupBrokerIPAddr(ctx, b)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		for _, ip := range ips {
+			addrs[net.JoinHostPort(ip.String(), strconv.Itoa(b.Port))] = true
+		}
+	}
+	if len(addrs) == 0 {
+		if lastErr == nil {
+			lastErr = errors.New("kafka: the broker resolver returned no address for " + p.address)
+		}
+		return nil, lastErr
+	}
+	return addrs, nil
+}
+
+// release returns a connection acquired for a request. abandoned tells that
+// the request gave up waiting for its response: the connection is then
+// retired, since a broker that does not answer in time may never answer.
+func (p *connPool) release(c *brokerConn, abandoned bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c.inflight--
+	if abandoned {
+		c.retired = true
+	}
+	if c.inflight > 0 {
+		return
+	}
+	c.exclusive = false
+	if p.closed || c.retired || c.broken() != nil {
+		p.remove(c)
+		c.close(errConnClosed)
+		return
+	}
+	p.markIdle(c)
+}
+
+// markIdle arms the idle timer of a connection nobody uses. p.mu must be
+// held.
+func (p *connPool) markIdle(c *brokerConn) {
+	c.idleSince = time.Now()
+	if c.idleTimer == nil {
+		c.idleTimer = time.AfterFunc(p.idleTimeout, func() { p.expire(c) })
+	} else {
+		c.idleTimer.Reset(p.idleTimeout)
+	}
+}
+
+// expire closes c if it has stayed idle for the idle timeout; the timer is
+// never stopped, so a stale firing re-arms it for the time left.
+func (p *connPool) expire(c *brokerConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.inflight > 0 {
+		return
+	}
+	if left := p.idleTimeout - time.Since(c.idleSince); left > 0 {
+		c.idleTimer.Reset(left)
+		return
+	}
+	p.remove(c)
+	c.close(errConnClosed)
+}
+
+func (p *connPool) remove(c *brokerConn) {
+	for i, x := range p.conns {
+		if x == c {
+			copy(p.conns[i:], p.conns[i+1:])
+			p.conns[len(p.conns)-1] = nil
+			p.conns = p.conns[:len(p.conns)-1]
+			return
+		}
+	}
+}
+
+// closeIdle closes the idle connections now and the others when their
+// requests are done.
+func (p *connPool) closeIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, c := range append([]*brokerConn(nil), p.conns...) {
+		if c.inflight == 0 {
+			p.remove(c)
+			c.close(errConnClosed)
+		}
+	}
+}
+
+// shutdown closes every connection at once, failing the requests in flight
+// with err.
+func (p *connPool) shutdown(err error) {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = nil
+	p.closed = true
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.close(err)
+	}
+}
+
+// numConns is the number of open connections (for tests).
+func (p *connPool) numConns() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
