@@ -1,7 +1,3 @@
-// Package protocol implements the Kafka wire protocol: framing, version
-// negotiation, the per-API message types (one sub-package each) and record
-// batches. Message types describe their fields with struct tags; the codec
-// in this package walks that description for the version being used.
 package protocol
 
 import (
