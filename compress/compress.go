@@ -8,7 +8,10 @@ import (
 	"io"
 	"strconv"
 	"strings"
+)
 
+// The codec implementations, one package each.
+import (
 	"github.com/segmentio/kafka-go/compress/gzip"
 	"github.com/segmentio/kafka-go/compress/lz4"
 	"github.com/segmentio/kafka-go/compress/snappy"
