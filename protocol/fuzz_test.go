@@ -10,7 +10,7 @@ import (
 
 // maxTestKey bounds the API keys tried: past the real ones, it reaches the
 // test-only messages of this package's internal tests.
-const maxTestKey = 1003
+const maxTestKey = 1004
 
 func registeredVersions(fn func(k protocol.ApiKey, v int16)) {
 	for k := protocol.ApiKey(0); k < maxTestKey; k++ {
