@@ -478,6 +478,11 @@ func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (proto
 	if p, ok := req.(protocol.PreparedMessage); ok {
 		p.Prepare(version)
 	}
+	if av, ok := req.(*apiversions.Request); ok && version >= 3 && av.ClientSoftwareName == "" {
+		// Brokers reject v3+ requests that do not name the client.
+		av.ClientSoftwareName = clientSoftwareName
+		av.ClientSoftwareVersion = clientSoftwareVersion
+	}
 	id := c.nextID.Add(1)
 	// Encoding first keeps a request that cannot be encoded (no records,
 	// say) from touching the connection at all.
