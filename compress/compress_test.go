@@ -150,12 +150,12 @@ func TestConcurrentUse(t *testing.T) {
 	for _, c := range allCodecs() {
 		t.Run(codecLabel(c), func(t *testing.T) {
 			var wg sync.WaitGroup
-			errs := make(chan error, 8)
-			for g := 0; g < 8; g++ {
+			errs := make(chan error, 4)
+			for g := 0; g < 4; g++ {
 				wg.Add(1)
 				go func(g int) {
 					defer wg.Done()
-					for i := 0; i < 5; i++ {
+					for i := 0; i < 3; i++ {
 						data := bytes.Repeat([]byte(fmt.Sprintf("g%d-i%d;", g, i)), 100*(i+1))
 						z := compressAll(t, c, data, 333)
 						got, err := decompressAll(c, z)

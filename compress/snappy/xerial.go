@@ -32,7 +32,17 @@ const (
 	// Bodies are read in steps of at most this many bytes, so a forged
 	// length prefix costs memory only once the bytes actually arrive.
 	readStep = 256 * 1024
+	// Buffers grown beyond this (by bare blocks, which hold a whole
+	// payload) are dropped rather than kept alive in the pools.
+	maxPooledBuffer = 4 << 20
 )
+
+func trim(b []byte) []byte {
+	if cap(b) > maxPooledBuffer {
+		return nil
+	}
+	return b[:0]
+}
 
 var xerialMagic = [8]byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
@@ -115,8 +125,8 @@ func (x *xerialReader) reset(r io.Reader) {
 	x.src = r
 	x.started, x.framed, x.done = false, false, false
 	x.err = nil
-	x.in = x.in[:0]
-	x.out = x.out[:0]
+	x.in = trim(x.in)
+	x.out = trim(x.out)
 	x.off = 0
 }
 
@@ -269,8 +279,8 @@ func (x *xerialWriter) reset(w io.Writer, framed bool, encode func(dst, src []by
 	x.encode = encode
 	x.wrote = false
 	x.err = nil
-	x.pending = x.pending[:0]
-	x.encoded = x.encoded[:0]
+	x.pending = trim(x.pending)
+	x.encoded = trim(x.encoded)
 }
 
 func (x *xerialWriter) Write(p []byte) (int, error) {
