@@ -1,87 +1,48 @@
 package kafka
 
-import "sync"
-
-// batchQueue carries complete batches from the goroutines that fill them to
-// a partition's sending loop, first in, first out. put never blocks (it is
-// called with the partition writer's mutex held); get blocks until a batch
-// is available, and reports false once the queue is closed and drained.
-type batchQueue interface {
-	put(*writeBatch)
-	get() (*writeBatch, bool)
-	close()
+// batchFIFO holds the complete batches of a partition that wait for its
+// sending loop, oldest first. It is only used with the partition writer's
+// mutex held, and never blocks.
+type batchFIFO interface {
+	// push appends b, or reports false when the queue is full.
+	push(b *writeBatch) bool
+	// pop removes and returns the oldest batch, or nil when empty.
+	pop() *writeBatch
+	len() int
 }
 
-// unboundedBatchQueue is the historical queue, used when MaxBufferedBatches
-// is 0: it grows as long as batches come in faster than they are sent.
-type unboundedBatchQueue struct {
-	mu     sync.Mutex
-	items  []*writeBatch
-	head   int
-	closed bool
-	// wake holds a token when the consumer may have something to do; one
-	// token is enough because there is a single consumer, which re-checks
-	// the state after each wake-up.
-	wake chan struct{}
+// batchQueue is the historical, unbounded queue, used when
+// MaxBufferedBatches is 0: it grows for as long as batches come in faster
+// than they are sent, and push always succeeds.
+type batchQueue struct {
+	items []*writeBatch
+	head  int
 }
 
-func newUnboundedBatchQueue() *unboundedBatchQueue {
-	return &unboundedBatchQueue{wake: make(chan struct{}, 1)}
-}
-
-func (q *unboundedBatchQueue) put(b *writeBatch) {
-	q.mu.Lock()
+func (q *batchQueue) push(b *writeBatch) bool {
 	if q.head > 0 && q.head == len(q.items) {
-		// Drained: reuse the array from the start.
-		q.items = q.items[:0]
-		q.head = 0
+		// Drained: reuse the array from its start.
+		q.items, q.head = q.items[:0], 0
 	}
 	q.items = append(q.items, b)
-	q.mu.Unlock()
-	q.signal()
+	return true
 }
 
-func (q *unboundedBatchQueue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
+func (q *batchQueue) pop() *writeBatch {
+	if q.head == len(q.items) {
+		return nil
 	}
+	b := q.items[q.head]
+	q.items[q.head] = nil // let the batch be collected once sent
+	q.head++
+	return b
 }
 
-func (q *unboundedBatchQueue) get() (*writeBatch, bool) {
-	for {
-		q.mu.Lock()
-		if q.head < len(q.items) {
-			b := q.items[q.head]
-			q.items[q.head] = nil
-			q.head++
-			q.mu.Unlock()
-			return b, true
-		}
-		closed := q.closed
-		q.mu.Unlock()
-		if closed {
-			return nil, false
-		}
-		<-q.wake
-	}
-}
+func (q *batchQueue) len() int { return len(q.items) - q.head }
 
-func (q *unboundedBatchQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
-	q.signal()
-}
-
-func (q *unboundedBatchQueue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items) - q.head
-}
-
-// boundedBatchQueue is the queue used with MaxBufferedBatches: a channel
-// whose capacity the partition's slot budget guarantees is never exceeded.
+// boundedBatchQueue is the queue used with MaxBufferedBatches = N: a
+// channel of capacity N, so that at most N complete batches ever wait. The
+// channel is only a bounded FIFO here: both ends use it without blocking.
 type boundedBatchQueue struct {
 	ch chan *writeBatch
 }
@@ -90,21 +51,22 @@ func newBoundedBatchQueue(capacity int) *boundedBatchQueue {
 	return &boundedBatchQueue{ch: make(chan *writeBatch, capacity)}
 }
 
-func (q *boundedBatchQueue) put(b *writeBatch) {
+func (q *boundedBatchQueue) push(b *writeBatch) bool {
 	select {
 	case q.ch <- b:
+		return true
 	default:
-		// Blocking here would stall the caller while it holds the partition
-		// writer's mutex; the slot accounting makes it impossible.
-		panic("kafka: writer batch queue over capacity (slot accounting bug)")
+		return false
 	}
 }
 
-func (q *boundedBatchQueue) get() (*writeBatch, bool) {
-	b, ok := <-q.ch
-	return b, ok
+func (q *boundedBatchQueue) pop() *writeBatch {
+	select {
+	case b := <-q.ch:
+		return b
+	default:
+		return nil
+	}
 }
-
-func (q *boundedBatchQueue) close() { close(q.ch) }
 
 func (q *boundedBatchQueue) len() int { return len(q.ch) }

@@ -14,10 +14,25 @@ import (
 	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
 )
 
-// partitionWriter owns the batches of one topic-partition: the one being
-// filled (cur), the queue of complete ones, and the goroutine that sends
-// them one at a time, which is what keeps a partition's messages in order
-// without an idempotent producer.
+// partitionWriter owns the batches of one topic-partition and the goroutine
+// that sends them, one at a time, which is what keeps a partition's messages
+// in order without an idempotent producer. A batch moves through these
+// places, all guarded by mu:
+//
+//	cur      being filled (at most one)
+//	ready    complete, but the queue was full (at most one, and only when
+//	         cur is nil: it stands in the place of the batch being filled)
+//	queue    complete, waiting (at most MaxBufferedBatches when set)
+//	sending  being sent (or retried) by the sending loop
+//
+// Batches always enter at the back (sending when empty, else queue, else
+// ready) and leave from the front, so order holds. The sending loop refills
+// sending from the queue under mu in the same step that frees the previous
+// batch, so a non-empty queue always has a batch being sent in front of it.
+//
+// With MaxBufferedBatches = N, a batch takes one of N+2 slots when opened and
+// gives it back when done, which yields the bound cur+ready+queue+sending
+// <= N+2 with queue <= N, and moving a batch forward never needs a slot.
 //
 // Lock order: Writer.mu is released before any partition writer's mu is
 // taken; pw.mu may be held while calling the non-blocking methods of a
@@ -27,41 +42,40 @@ type partitionWriter struct {
 	w   *Writer
 	key topicPartition
 
-	// slots counts this partition's batches (being filled, waiting, being
-	// sent), nil without MaxBufferedBatches.
+	// slots is nil without MaxBufferedBatches.
 	slots *writerbuf.Budget
-	queue batchQueue
+	// wake holds a token when the sending loop may have work.
+	wake chan struct{}
 	// completions, when set, runs Completion beside the sending loop; see
 	// newPartitionWriter.
-	completions *unboundedBatchQueue
+	completions *completionQueue
 
-	mu     sync.Mutex
-	cur    *writeBatch // being filled, nil if none
-	last   *writeBatch // most recently closed batch, for Flush
-	closed bool
+	mu      sync.Mutex
+	cur     *writeBatch
+	ready   *writeBatch
+	queue   batchFIFO
+	sending *writeBatch
+	last    *writeBatch // most recently closed batch, for Flush
+	closed  bool
 }
 
 // newPartitionWriter starts the goroutines of a new partition writer. Called
 // with w.mu held and w not closed, so the inflight.Add calls are safe.
 func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
-	pw := &partitionWriter{w: w, key: key}
+	pw := &partitionWriter{w: w, key: key, wake: make(chan struct{}, 1)}
 	st := w.state()
 	if n := w.MaxBufferedBatches; n > 0 {
-		// n waiting + the one being filled + the one being sent.
 		pw.slots = writerbuf.New(int64(n) + 2)
-		// Slots bound the batches alive to n+2; one of them is being
-		// filled, so at most n+1 are ever in the queue (n+1 only while the
-		// sending loop is between two batches): put never blocks.
-		pw.queue = newBoundedBatchQueue(n + 1)
+		pw.queue = newBoundedBatchQueue(n)
 	} else {
-		pw.queue = newUnboundedBatchQueue()
+		pw.queue = new(batchQueue)
 	}
 	// With a buffer limit, a Completion that writes again must not run on
 	// the sending loop: if it had to wait for space, the space it waits for
 	// would come from that very loop. Without a limit nothing ever waits,
 	// and Completion runs inline as in earlier versions.
 	if w.Completion != nil && (pw.slots != nil || st.bytes != nil) {
-		pw.completions = newUnboundedBatchQueue()
+		pw.completions = newCompletionQueue()
 		w.inflight.Add(1)
 		go pw.complete()
 	}
@@ -189,14 +203,31 @@ func (pw *partitionWriter) appendLocked(m *Message, size int64) *writeBatch {
 	return b
 }
 
-// closeCurrentLocked hands the batch being filled to the sending loop.
+// closeCurrentLocked moves the batch being filled to the back of the line.
 func (pw *partitionWriter) closeCurrentLocked() {
 	b := pw.cur
 	pw.cur = nil
 	b.timer.Stop()
 	pw.w.state().stats.batchQueueTime.observeSince(b.opened)
 	pw.last = b
-	pw.queue.put(b)
+	switch {
+	case pw.sending == nil:
+		pw.sending = b
+		pw.signal()
+	case pw.queue.push(b):
+	case pw.ready == nil:
+		pw.ready = b
+	default:
+		// cur, ready, a full queue and sending would be N+3 batches.
+		panic("kafka: writer partition over its batch bound (slot accounting bug)")
+	}
+}
+
+func (pw *partitionWriter) signal() {
+	select {
+	case pw.wake <- struct{}{}:
+	default:
+	}
 }
 
 func (pw *partitionWriter) expire(b *writeBatch) {
@@ -218,7 +249,7 @@ func (pw *partitionWriter) flush() *writeBatch {
 }
 
 // close stops accepting messages, wakes the callers waiting for a slot,
-// and lets the sending loop drain the queue and exit.
+// and lets the sending loop drain what is left and exit.
 func (pw *partitionWriter) close() {
 	pw.mu.Lock()
 	if pw.closed {
@@ -229,20 +260,27 @@ func (pw *partitionWriter) close() {
 	if pw.cur != nil {
 		pw.closeCurrentLocked()
 	}
-	pw.queue.close()
+	pw.signal()
 	pw.mu.Unlock()
 	if pw.slots != nil {
 		pw.slots.Close()
 	}
 }
 
-// run is the sending loop: one batch at a time, in queue order.
+// run is the sending loop.
 func (pw *partitionWriter) run() {
 	defer pw.w.inflight.Done()
 	for {
-		b, ok := pw.queue.get()
-		if !ok {
-			break
+		pw.mu.Lock()
+		for pw.sending == nil && !pw.closed {
+			pw.mu.Unlock()
+			<-pw.wake
+			pw.mu.Lock()
+		}
+		b := pw.sending
+		pw.mu.Unlock()
+		if b == nil {
+			break // closed and drained
 		}
 		pw.send(b)
 	}
@@ -256,12 +294,61 @@ func (pw *partitionWriter) run() {
 func (pw *partitionWriter) complete() {
 	defer pw.w.inflight.Done()
 	for {
-		b, ok := pw.completions.get()
-		if !ok {
+		b := pw.completions.get()
+		if b == nil {
 			return
 		}
 		pw.w.Completion(b.msgs, b.err)
 		b.finish()
+	}
+}
+
+// completionQueue hands sent batches to the goroutine that runs Completion.
+// It is unbounded, but only grows while a Completion call is slower than the
+// sending loop.
+type completionQueue struct {
+	mu     sync.Mutex
+	q      batchQueue
+	closed bool
+	wake   chan struct{}
+}
+
+func newCompletionQueue() *completionQueue {
+	return &completionQueue{wake: make(chan struct{}, 1)}
+}
+
+func (c *completionQueue) put(b *writeBatch) {
+	c.mu.Lock()
+	c.q.push(b)
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *completionQueue) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *completionQueue) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// get returns the next batch, or nil once closed and drained.
+func (c *completionQueue) get() *writeBatch {
+	for {
+		c.mu.Lock()
+		b := c.q.pop()
+		closed := c.closed
+		c.mu.Unlock()
+		if b != nil || closed {
+			return b
+		}
+		<-c.wake
 	}
 }
 
@@ -293,10 +380,22 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	b.err = err
 
 	// Give the space back before anyone hears about the outcome, so that
-	// whoever reacts to it by writing again finds room.
+	// whoever reacts to it by writing again finds room. Refilling the
+	// sending place in the same step keeps "queue not empty implies a batch
+	// is being sent" true at all times.
+	pw.mu.Lock()
 	if b.slot {
 		pw.slots.Release(1)
 	}
+	pw.sending = pw.queue.pop()
+	if r := pw.ready; r != nil {
+		if pw.sending == nil {
+			pw.sending, pw.ready = r, nil
+		} else if pw.queue.push(r) {
+			pw.ready = nil
+		}
+	}
+	pw.mu.Unlock()
 	if st.bytes != nil {
 		st.bytes.Release(b.bytes)
 	}

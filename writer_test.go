@@ -1,0 +1,420 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/protocol"
+)
+
+func seqMessages(prefix string, from, to int) []Message {
+	msgs := make([]Message, 0, to-from)
+	for i := from; i < to; i++ {
+		msgs = append(msgs, Message{Key: []byte(prefix), Value: []byte(strconv.Itoa(i))})
+	}
+	return msgs
+}
+
+// keyBalancer sends a message to the partition written in its key ("p3" ->
+// 3), so that tests choose partitions exactly.
+var keyBalancer = BalancerFunc(func(msg Message, partitions ...int) int {
+	n, err := strconv.Atoi(string(msg.Key[1:]))
+	if err != nil || n >= len(partitions) {
+		panic(fmt.Sprintf("bad test key %q", msg.Key))
+	}
+	return partitions[n]
+})
+
+// assertInOrder checks that recs are the values from..to-1 in order, each
+// exactly once.
+func assertInOrder(t *testing.T, recs []stubRecord, from, to int) {
+	t.Helper()
+	if len(recs) != to-from {
+		t.Fatalf("got %d records, want %d", len(recs), to-from)
+	}
+	for i, r := range recs {
+		if want := strconv.Itoa(from + i); r.value != want {
+			t.Fatalf("record %d is %q, want %q (order broken or duplicate)", i, r.value, want)
+		}
+	}
+}
+
+func TestWriterDefaults(t *testing.T) {
+	w := &Writer{}
+	s := w.Stats()
+	checks := []struct {
+		name      string
+		got, want interface{}
+	}{
+		{"MaxAttempts", s.MaxAttempts, int64(10)},
+		{"WriteBackoffMin", s.WriteBackoffMin, 100 * time.Millisecond},
+		{"WriteBackoffMax", s.WriteBackoffMax, time.Second},
+		{"MaxBatchSize", s.MaxBatchSize, int64(100)},
+		{"BatchTimeout", s.BatchTimeout, time.Second},
+		{"ReadTimeout", s.ReadTimeout, 10 * time.Second},
+		{"WriteTimeout", s.WriteTimeout, 10 * time.Second},
+		{"RequiredAcks", s.RequiredAcks, int64(RequireNone)},
+		{"Async", s.Async, false},
+		{"MaxBufferedBatches", s.MaxBufferedBatches, int64(0)},
+		{"MaxBufferedBytes", s.MaxBufferedBytes, int64(0)},
+		{"batchBytes", w.batchBytes(), int64(1048576)},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWriterValidation(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	ctx := context.Background()
+
+	if err := (&Writer{Topic: "t"}).WriteMessages(ctx, Message{}); err == nil ||
+		err.Error() != "kafka.(*Writer).WriteMessages: cannot create a kafka writer with a nil address" {
+		t.Errorf("nil Addr: %v", err)
+	}
+
+	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub}
+	if err := w.WriteMessages(ctx); err != nil {
+		t.Errorf("no messages: %v", err)
+	}
+	if err := w.WriteMessages(ctx, Message{Topic: "t"}); err == nil ||
+		err.Error() != "kafka.(*Writer): Topic must not be specified for both Writer and Message" {
+		t.Errorf("both topics: %v", err)
+	}
+	w2 := &Writer{Addr: TCP("stub"), Transport: stub}
+	if err := w2.WriteMessages(ctx, Message{}); err == nil ||
+		err.Error() != "kafka.(*Writer): Topic must be specified for Writer or Message" {
+		t.Errorf("no topic: %v", err)
+	}
+
+	// A message over BatchBytes fails the whole call, naming it.
+	w3 := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub, BatchBytes: 100}
+	msgs := []Message{{Value: []byte("a")}, {Value: make([]byte, 200)}, {Value: []byte("c")}}
+	err := w3.WriteMessages(ctx, msgs...)
+	var tooLarge MessageTooLargeError
+	if !errors.As(err, &tooLarge) || !errors.Is(err, MessageSizeTooLarge) {
+		t.Fatalf("oversized message: %v", err)
+	}
+	if len(tooLarge.Message.Value) != 200 || len(tooLarge.Remaining) != 2 {
+		t.Errorf("MessageTooLargeError names the wrong messages: %+v", tooLarge)
+	}
+	if n := stub.totalRecords(); n != 0 {
+		t.Errorf("%d records written by a rejected call", n)
+	}
+
+	// The same with a byte budget smaller than BatchBytes.
+	w4 := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub, MaxBufferedBytes: 50}
+	if err := w4.WriteMessages(ctx, Message{Value: make([]byte, 60)}); !errors.As(err, &tooLarge) {
+		t.Errorf("message over MaxBufferedBytes: %v", err)
+	}
+
+	for _, w := range []*Writer{w, w2, w3, w4} {
+		w.Close()
+	}
+	if err := w.WriteMessages(ctx, Message{}); err != io.ErrClosedPipe {
+		t.Errorf("write after Close: %v", err)
+	}
+	if err := w.Flush(ctx); err != io.ErrClosedPipe {
+		t.Errorf("flush after Close: %v", err)
+	}
+}
+
+func TestWriterSyncDelivers(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 3})
+	var mu sync.Mutex
+	var completed []Message
+	w := &Writer{
+		Addr:         TCP("stub"),
+		Topic:        "t",
+		Transport:    stub,
+		Balancer:     keyBalancer,
+		BatchSize:    4,
+		BatchTimeout: 5 * time.Millisecond,
+		RequiredAcks: RequireAll,
+		Compression:  compress.Snappy,
+		Completion: func(msgs []Message, err error) {
+			if err != nil {
+				t.Errorf("completion error: %v", err)
+			}
+			mu.Lock()
+			completed = append(completed, msgs...)
+			mu.Unlock()
+		},
+	}
+	defer w.Close()
+
+	var msgs []Message
+	for p := 0; p < 3; p++ {
+		msgs = append(msgs, seqMessages("p"+strconv.Itoa(p), 0, 10)...)
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	for p := 0; p < 3; p++ {
+		assertInOrder(t, stub.records(topicPartition{"t", int32(p)}), 0, 10)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(completed) != 30 {
+		t.Fatalf("completion saw %d messages, want 30", len(completed))
+	}
+	for _, m := range completed {
+		v, _ := strconv.Atoi(string(m.Value))
+		if m.Topic != "t" || strconv.Itoa(m.Partition) != string(m.Key[1:]) || m.Offset != int64(v) {
+			t.Errorf("completed message has topic=%q partition=%d offset=%d, value %d", m.Topic, m.Partition, m.Offset, v)
+		}
+	}
+	for _, a := range stub.attributes {
+		if a.Compression() != compress.Snappy {
+			t.Errorf("batch sent with compression %v", a.Compression())
+		}
+	}
+	for _, acks := range stub.acks {
+		if acks != -1 {
+			t.Errorf("batch sent with acks %d", acks)
+		}
+	}
+	if s := w.Stats(); s.Messages != 30 || s.Writes < 8 || s.Topic != "t" {
+		t.Errorf("stats: messages %d, writes %d", s.Messages, s.Writes)
+	}
+}
+
+func TestWriterRetriesLeaderChanges(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.metaErrors["t"] = []int16{int16(LeaderNotAvailable)}
+	stub.produceErrors[tp] = []int16{int16(NotLeaderForPartition), int16(LeaderNotAvailable)}
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchTimeout: time.Millisecond,
+		WriteBackoffMin: time.Microsecond, WriteBackoffMax: time.Millisecond, RequiredAcks: RequireOne,
+	}
+	defer w.Close()
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, stub.records(tp), 0, 3)
+	if s := w.Stats(); s.Retries != 2 || s.Errors != 2 || s.Writes != 3 {
+		t.Errorf("retries %d, errors %d, writes %d", s.Retries, s.Errors, s.Writes)
+	}
+}
+
+func TestWriterNonRetriableError(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.produceErrors[tp] = []int16{int16(TopicAuthorizationFailed)}
+	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub, BatchTimeout: time.Millisecond, RequiredAcks: RequireOne}
+	defer w.Close()
+	err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 2)...)
+	var werr WriteErrors
+	if !errors.As(err, &werr) || len(werr) != 2 || werr.Count() != 2 || !errors.Is(werr[1], TopicAuthorizationFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	if s := w.Stats(); s.Retries != 0 {
+		t.Errorf("a non-retriable error was retried %d times", s.Retries)
+	}
+}
+
+func TestWriterMaxAttempts(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.produceErrors[tp] = []int16{6, 6, 6, 6}
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchTimeout: time.Millisecond, MaxAttempts: 3,
+		WriteBackoffMin: time.Microsecond, WriteBackoffMax: time.Microsecond, RequiredAcks: RequireOne,
+	}
+	defer w.Close()
+	err := w.WriteMessages(context.Background(), Message{Value: []byte("x")})
+	var werr WriteErrors
+	if !errors.As(err, &werr) || !errors.Is(werr[0], NotLeaderForPartition) {
+		t.Fatalf("err = %v", err)
+	}
+	if s := w.Stats(); s.Writes != 3 {
+		t.Errorf("%d attempts, want 3", s.Writes)
+	}
+}
+
+func TestWriterRequireNoneHasNoOffsets(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	done := make(chan []Message, 1)
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchTimeout: time.Millisecond,
+		Completion: func(msgs []Message, err error) { done <- msgs },
+	}
+	defer w.Close()
+	if err := w.WriteMessages(context.Background(), Message{Value: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := <-done
+	if stub.acks[0] != 0 || len(msgs) != 1 || msgs[0].Topic != "" {
+		t.Errorf("acks %d; messages %+v", stub.acks[0], msgs)
+	}
+}
+
+func TestWriterTopicPerMessage(t *testing.T) {
+	stub := newStubBroker(map[string]int{"a": 1})
+	stub.autoCreate = 2
+	w := &Writer{Addr: TCP("stub"), Transport: stub, BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true}
+	defer w.Close()
+	err := w.WriteMessages(context.Background(),
+		Message{Topic: "a", Value: []byte("0")}, Message{Topic: "b", Value: []byte("0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stub.records(topicPartition{"a", 0})) != 1 || stub.totalRecords() != 2 {
+		t.Errorf("records not routed by message topic")
+	}
+	w2 := &Writer{Addr: TCP("stub"), Transport: stub}
+	defer w2.Close()
+	err = w2.WriteMessages(context.Background(), Message{Topic: "missing"})
+	if !errors.Is(err, UnknownTopicOrPartition) {
+		t.Errorf("unknown topic: %v", err)
+	}
+}
+
+// With retriable failures sprinkled over thousands of small batches, each
+// partition still receives its messages exactly once and in order, and
+// never has two produce requests in flight.
+func TestWriterOrderAcrossBatchesAndRetries(t *testing.T) {
+	for _, n := range []int{0, 1, 3} {
+		t.Run(fmt.Sprintf("MaxBufferedBatches=%d", n), func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 4})
+			stub.failEvery, stub.failCode = 7, int16(NotLeaderForPartition)
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyBalancer,
+				BatchSize: 3, BatchTimeout: time.Millisecond, Async: true, MaxBufferedBatches: n,
+				WriteBackoffMin: time.Microsecond, WriteBackoffMax: time.Microsecond, RequiredAcks: RequireOne,
+			}
+			var wg sync.WaitGroup
+			for p := 0; p < 4; p++ {
+				wg.Add(1)
+				go func(p int) {
+					defer wg.Done()
+					for i := 0; i < 500; i++ {
+						if err := w.WriteMessages(context.Background(), seqMessages("p"+strconv.Itoa(p), i, i+1)...); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}(p)
+			}
+			wg.Wait()
+			w.Close()
+			for p := 0; p < 4; p++ {
+				assertInOrder(t, stub.records(topicPartition{"t", int32(p)}), 0, 500)
+			}
+			if stub.overlaps() != 0 {
+				t.Errorf("%d produce requests overlapped on a partition", stub.overlaps())
+			}
+		})
+	}
+}
+
+func TestWriterFlush(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 2})
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyBalancer,
+		BatchSize: 1000, BatchTimeout: time.Hour, Async: true, RequiredAcks: RequireOne,
+	}
+	defer w.Close()
+	msgs := append(seqMessages("p0", 0, 5), seqMessages("p1", 0, 3)...)
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	if stub.totalRecords() != 0 {
+		t.Fatal("batches sent before their timeout or Flush")
+	}
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Flush returned: everything accepted before it is acknowledged.
+	assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, 5)
+	assertInOrder(t, stub.records(topicPartition{"t", 1}), 0, 3)
+
+	// A stuck broker: Flush gives up with ctx, the batch is still sent.
+	stub.block()
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 5, 6)...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := w.Flush(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("flush on a stuck broker: %v", err)
+	}
+	stub.release()
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, 6)
+}
+
+func TestWriterGoroutinesReleasedAfterClose(t *testing.T) {
+	for _, n := range []int{0, 2} {
+		t.Run(fmt.Sprintf("MaxBufferedBatches=%d", n), func(t *testing.T) {
+			baseline := runtime.NumGoroutine()
+			stub := newStubBroker(map[string]int{"t": 8})
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 5, BatchTimeout: time.Hour,
+				Async: true, MaxBufferedBatches: n, MaxBufferedBytes: 1 << 20,
+				Completion: func([]Message, error) {},
+			}
+			for i := 0; i < 200; i++ {
+				if err := w.WriteMessages(context.Background(), seqMessages("x", i, i+1)...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := stub.totalRecords(); got != 200 {
+				t.Errorf("Close flushed %d records, want 200", got)
+			}
+			checkNoGoroutineLeak(t, baseline)
+		})
+	}
+}
+
+func TestWriterRecordsCarryMessageFields(t *testing.T) {
+	msgs := []Message{
+		{Key: []byte("k"), Value: []byte("v"), Headers: []Header{{Key: "h", Value: []byte("1")}}, Time: time.Unix(1700000000, 0)},
+		{Value: []byte("no key")},
+	}
+	r := &batchRecords{msgs: msgs}
+	rec, err := r.ReadRecord()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := protocol.ReadAll(rec.Key)
+	v, _ := protocol.ReadAll(rec.Value)
+	if string(k) != "k" || string(v) != "v" || len(rec.Headers) != 1 || !rec.Time.Equal(msgs[0].Time) {
+		t.Errorf("first record: %q %q %v %v", k, v, rec.Headers, rec.Time)
+	}
+	rec, err = r.ReadRecord()
+	if err != nil || rec.Key != nil {
+		t.Fatalf("a nil key must stay null: %v %v", rec.Key, err)
+	}
+	if _, err := r.ReadRecord(); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+}
+
+func TestWriterBackoff(t *testing.T) {
+	min, max := 100*time.Millisecond, time.Second
+	for attempt, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 400 * time.Millisecond, 3: 900 * time.Millisecond, 4: time.Second, 50: time.Second} {
+		if got := writerBackoff(attempt, min, max); got != want {
+			t.Errorf("backoff(%d) = %v, want %v", attempt, got, want)
+		}
+	}
+}
