@@ -338,3 +338,31 @@ func BenchmarkHashBalancer(b *testing.B) {
 		bal.Balance(Message{Key: key}, parts...)
 	}
 }
+
+// FuzzBalancers checks that every balancer returns one of the partitions it
+// was given, and that hashing balancers are deterministic.
+func FuzzBalancers(f *testing.F) {
+	f.Add([]byte("foobar"), uint8(3), false)
+	f.Add([]byte{}, uint8(1), true)
+	f.Add([]byte(nil), uint8(16), false)
+	f.Fuzz(func(t *testing.T, key []byte, n uint8, consistent bool) {
+		count := int(n)%64 + 1
+		parts := seq(0, count)
+		msg := Message{Key: key}
+		for _, b := range []Balancer{
+			&RoundRobin{}, &LeastBytes{}, &Hash{}, &ReferenceHash{},
+			CRC32Balancer{Consistent: consistent}, Murmur2Balancer{Consistent: consistent},
+		} {
+			p := b.Balance(msg, parts...)
+			if p < 0 || p >= count {
+				t.Fatalf("%T returned %d for %d partitions", b, p, count)
+			}
+		}
+		if key != nil {
+			if (&Hash{}).Balance(msg, parts...) != (&Hash{}).Balance(msg, parts...) ||
+				(Murmur2Balancer{}).Balance(msg, parts...) != (Murmur2Balancer{}).Balance(msg, parts...) {
+				t.Fatal("hashing must be deterministic")
+			}
+		}
+	})
+}
