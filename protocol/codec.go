@@ -12,10 +12,33 @@ import (
 )
 
 // encodeState carries what the size pass hands over to the write pass: the
-// record sets it had to render to learn their size, and the first error.
+// record sets it had to render to learn their size, the sizes of tagged
+// field values (written before the values), and the first error.
 type encodeState struct {
 	blobs []*[]byte
+	sizes []int
 	err   error
+	// w is the write pass's writer, kept here so that it is recycled with
+	// the state instead of being allocated for every frame.
+	w wireWriter
+}
+
+// writer returns the state's writer, set to append to b.
+func (s *encodeState) writer(b []byte) *wireWriter {
+	s.w = wireWriter{b: b, blobs: s.blobs, sizes: s.sizes}
+	return &s.w
+}
+
+var encodeStatePool = sync.Pool{New: func() any { return new(encodeState) }}
+
+func getEncodeState() *encodeState { return encodeStatePool.Get().(*encodeState) }
+
+func putEncodeState(s *encodeState) {
+	s.release()
+	s.sizes = s.sizes[:0]
+	s.err = nil
+	s.w = wireWriter{}
+	encodeStatePool.Put(s)
 }
 
 func (s *encodeState) fail(err error) {
@@ -539,7 +562,12 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 					continue
 				}
 				count++
+				// Reserve the slot first: the write pass needs this size
+				// before the sizes of whatever the value contains.
+				slot := len(s.sizes)
+				s.sizes = append(s.sizes, 0)
 				sz := f.c.size(s, fv)
+				s.sizes[slot] = sz
 				n += wireUvarintSize(uint64(f.tag)) + wireUvarintSize(uint64(sz)) + sz
 			}
 			n += wireUvarintSize(uint64(count))
@@ -564,7 +592,6 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 		if count == 0 {
 			return
 		}
-		var scratch encodeState
 		for i := range tagged {
 			f := &tagged[i]
 			fv := f.field(v)
@@ -572,7 +599,8 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 				continue
 			}
 			w.uvarint(uint64(f.tag))
-			w.uvarint(uint64(f.c.size(&scratch, fv)))
+			w.uvarint(uint64(w.sizes[w.nextSize]))
+			w.nextSize++
 			f.c.encode(w, fv)
 		}
 	}
@@ -596,21 +624,30 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 		for k := 0; k < count && r.err == nil; k++ {
 			tag := int(r.uvarint())
 			size := int(r.uvarint())
-			data := r.take(size)
 			if r.err != nil {
 				return
 			}
+			if size > r.remaining() {
+				r.fail(errWireShort)
+				return
+			}
+			end := r.off + size
 			for i := range tagged {
 				f := &tagged[i]
 				if f.tag != tag {
 					continue
 				}
-				sub := wireReader{b: data}
-				f.c.decode(&sub, f.field(v))
-				if sub.err != nil {
-					r.fail(sub.err)
-				}
+				// Decode the value with the frame cut at its end, so
+				// that a value longer than its size fails instead of
+				// reading into what follows.
+				whole := r.b
+				r.b = r.b[:end]
+				f.c.decode(r, f.field(v))
+				r.b = whole
 				break
+			}
+			if r.err == nil {
+				r.off = end
 			}
 		}
 	}

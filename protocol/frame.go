@@ -84,30 +84,73 @@ func skipTaggedFields(r *wireReader) {
 	}
 }
 
-// encodeFrame renders one frame: header (written by writeHeader, whose size
-// is headerSize) followed by the body of msg at version v, and hands it to
-// w with a single Write.
-func encodeFrame(w io.Writer, c *codec, msg Message, headerSize int, writeHeader func(*wireWriter)) error {
+// frameHeader is the header of a frame to encode: a request header when
+// request is set, else a response header.
+type frameHeader struct {
+	request       bool
+	tagged        bool // the header ends with an (empty) tagged-fields section
+	key           ApiKey
+	version       int16
+	correlationID int32
+	clientID      string
+}
+
+func (h *frameHeader) size() int {
+	n := 4
+	if h.request {
+		n += 2 + 2 + 2 + len(h.clientID)
+	}
+	if h.tagged {
+		n++
+	}
+	return n
+}
+
+func (h *frameHeader) write(w *wireWriter) {
+	if h.request {
+		w.int16(int16(h.key))
+		w.int16(h.version)
+	}
+	w.int32(h.correlationID)
+	if h.request {
+		// The client ID is a nullable string (never compact, even in
+		// header v2). Old brokers choke on a null one, so only the
+		// flexible header, which they never see, sends "" as null.
+		if h.clientID == "" && h.tagged {
+			w.int16(-1)
+		} else {
+			w.int16(int16(len(h.clientID)))
+			w.str(h.clientID)
+		}
+	}
+	if h.tagged {
+		w.uvarint(0)
+	}
+}
+
+// encodeFrame renders one frame, header then the body of msg (with codec
+// c), and hands it to w with a single Write.
+func encodeFrame(w io.Writer, c *codec, msg Message, hdr *frameHeader) error {
 	if p := reflect.ValueOf(msg); p.Kind() == reflect.Pointer && p.IsNil() {
 		return fmt.Errorf("kafka protocol: cannot encode a nil %T", msg)
 	}
 	v := messageValue(msg)
-	var state encodeState
-	defer state.release()
-	body := c.size(&state, v)
+	state := getEncodeState()
+	defer putEncodeState(state)
+	body := c.size(state, v)
 	if state.err != nil {
 		return state.err
 	}
-	total := headerSize + body
+	total := hdr.size() + body
 	if total > 1<<31-1-4 {
 		return errBytesTooLong
 	}
 	buf := wireGetBuffer(4 + total)
 	defer wirePutBuffer(buf)
-	ww := wireWriter{b: *buf, blobs: state.blobs}
+	ww := state.writer(*buf)
 	ww.int32(int32(total))
-	writeHeader(&ww)
-	c.encode(&ww, v)
+	hdr.write(ww)
+	c.encode(ww, v)
 	*buf = ww.b
 	if len(ww.b) != 4+total {
 		// The size pass and the write pass disagree: a bug, never a

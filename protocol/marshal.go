@@ -56,14 +56,14 @@ func Marshal(version int16, value interface{}) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var state encodeState
-	defer state.release()
-	n := c.size(&state, v)
+	state := getEncodeState()
+	defer putEncodeState(state)
+	n := c.size(state, v)
 	if state.err != nil {
 		return nil, state.err
 	}
-	w := wireWriter{b: make([]byte, 0, n), blobs: state.blobs}
-	c.encode(&w, v)
+	w := state.writer(make([]byte, 0, n))
+	c.encode(w, v)
 	if len(w.b) != n {
 		return nil, fmt.Errorf("kafka protocol: internal error marshaling %T: %d bytes written, %d expected", value, len(w.b), n)
 	}

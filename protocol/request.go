@@ -16,29 +16,15 @@ func WriteRequest(w io.Writer, apiVersion int16, correlationID int32, clientID s
 	if len(clientID) > 1<<15-1 {
 		return errStringTooLong
 	}
-	flexible := mt.flexible(apiVersion)
-	headerSize := 2 + 2 + 4 + 2 + len(clientID)
-	if flexible {
-		headerSize++ // empty tagged-fields section
+	hdr := frameHeader{
+		request:       true,
+		tagged:        mt.flexible(apiVersion),
+		key:           msg.ApiKey(),
+		version:       apiVersion,
+		correlationID: correlationID,
+		clientID:      clientID,
 	}
-	key := msg.ApiKey()
-	return encodeFrame(w, c, msg, headerSize, func(ww *wireWriter) {
-		ww.int16(int16(key))
-		ww.int16(apiVersion)
-		ww.int32(correlationID)
-		// The client ID is a nullable string (never compact, even in
-		// header v2). Old brokers choke on a null one, so only the
-		// flexible header, which they never see, sends "" as null.
-		if clientID == "" && flexible {
-			ww.int16(-1)
-		} else {
-			ww.int16(int16(len(clientID)))
-			ww.str(clientID)
-		}
-		if flexible {
-			ww.uvarint(0)
-		}
-	})
+	return encodeFrame(w, c, msg, &hdr)
 }
 
 // ReadRequest reads one request frame from r, the server side of

@@ -18,17 +18,11 @@ func WriteResponse(w io.Writer, apiVersion int16, correlationID int32, msg Messa
 	if c == nil {
 		return versionError(msg.ApiKey(), apiVersion, mt)
 	}
-	tagged := responseHeaderFlexible(msg.ApiKey(), mt.flexible(apiVersion))
-	headerSize := 4
-	if tagged {
-		headerSize++
+	hdr := frameHeader{
+		tagged:        responseHeaderFlexible(msg.ApiKey(), mt.flexible(apiVersion)),
+		correlationID: correlationID,
 	}
-	return encodeFrame(w, c, msg, headerSize, func(ww *wireWriter) {
-		ww.int32(correlationID)
-		if tagged {
-			ww.uvarint(0)
-		}
-	})
+	return encodeFrame(w, c, msg, &hdr)
 }
 
 // ReadResponse reads one response frame of API apiKey at version apiVersion

@@ -27,6 +27,9 @@ type wireWriter struct {
 	// same order by the write pass.
 	blobs []*[]byte
 	next  int
+	// sizes are the sizes of tagged field values, from the size pass.
+	sizes    []int
+	nextSize int
 }
 
 func (w *wireWriter) int8(v int8)   { w.b = append(w.b, byte(v)) }
