@@ -257,53 +257,59 @@ func (d *rbSetDecoder) decodeWrapper(m rbMessage) error {
 	return nil
 }
 
-// rbCursor reads the fields of a record; the first error sticks and makes
-// every later read return zero values.
-type rbCursor struct {
-	b   []byte
-	err error
-}
+var (
+	rbErrVarint  = Error("malformed varint in record")
+	rbErrOverrun = Error("record field overruns its record")
+)
 
-func (c *rbCursor) fail(format string, args ...any) {
-	if c.err == nil {
-		c.err = Errorf(format, args...)
-	}
-	c.b = nil
-}
+// The field readers below split a field off the front of b and return the
+// rest. They work on values, not on a cursor in memory, so that the hot
+// loop does its bookkeeping in registers.
 
-func (c *rbCursor) varint() int64 {
-	if c.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(c.b)
+// rbVarint splits a zigzag varint off b.
+func rbVarint(b []byte) (int64, []byte, error) {
+	v, n := binary.Varint(b)
 	if n <= 0 {
-		c.fail("malformed varint in record")
-		return 0
+		return 0, b, rbErrVarint
 	}
-	c.b = c.b[n:]
-	return v
+	return v, b[n:], nil
 }
 
-func (c *rbCursor) take(n int64) []byte {
-	if c.err != nil {
-		return nil
+// rbField splits n bytes off b.
+func rbField(b []byte, n int64) ([]byte, []byte, error) {
+	if n < 0 || n > int64(len(b)) {
+		return nil, b, rbErrOverrun
 	}
-	if n < 0 || n > int64(len(c.b)) {
-		c.fail("record field of %d bytes overruns its record (%d bytes left)", n, len(c.b))
-		return nil
-	}
-	v := c.b[:n:n]
-	c.b = c.b[n:]
-	return v
+	return b[:n:n], b[n:], nil
 }
 
-// nullable reads varint-length bytes; nil means null.
-func (c *rbCursor) nullable() []byte {
-	n := c.varint()
-	if n == -1 || c.err != nil {
-		return nil
+// rbNullable splits varint-length bytes off b; nil is null (length -1).
+func rbNullable(b []byte) ([]byte, []byte, error) {
+	n, b, err := rbVarint(b)
+	if err != nil || n == -1 {
+		return nil, b, err
 	}
-	return c.take(n)
+	return rbField(b, n)
+}
+
+// rbBytes32 splits int32-length bytes off b; nil is null (length -1).
+func rbBytes32(b []byte) ([]byte, []byte, error) {
+	if len(b) < 4 {
+		return nil, b, rbErrOverrun
+	}
+	n := int32(binary.BigEndian.Uint32(b))
+	if n == -1 {
+		return nil, b[4:], nil
+	}
+	return rbField(b[4:], int64(n))
+}
+
+// rbNextHeader splits one header, validated beforehand, off b.
+func rbNextHeader(b []byte) (key, value, rest []byte) {
+	n, b, _ := rbVarint(b)
+	key, b, _ = rbField(b, n)
+	value, b, _ = rbNullable(b)
+	return key, value, b
 }
 
 // rbRecordV2 is one record of a v2 batch, its fields still in the batch.
@@ -318,38 +324,60 @@ type rbRecordV2 struct {
 }
 
 // rbParseRecordV2 parses the record at the start of b and returns its size.
-func rbParseRecordV2(b []byte) (rec rbRecordV2, n int, err error) {
+// Records already validated are parsed again with check false, which skips
+// walking their headers.
+func rbParseRecordV2(b []byte, check bool) (rec rbRecordV2, n int, err error) {
 	length, k := binary.Varint(b)
 	if k <= 0 {
 		return rec, 0, Errorf("malformed record length")
 	}
-	if length < 0 || length > int64(len(b)-k) {
+	if length < 1 || length > int64(len(b)-k) {
 		return rec, 0, Errorf("record length %d overruns its batch (%d bytes left)", length, len(b)-k)
 	}
 	n = k + int(length)
-	c := rbCursor{b: b[k:n]}
-	c.take(1) // record attributes: none defined
-	rec.tsDelta = c.varint()
-	rec.offsetDelta = c.varint()
-	rec.key = c.nullable()
-	rec.value = c.nullable()
-	count := c.varint()
-	if c.err == nil && (count < 0 || count > int64(len(c.b)/2)) {
-		c.fail("record claims %d headers in %d bytes", count, len(c.b))
+	body := b[k+1 : n] // after the record attributes: none are defined
+	if rec.tsDelta, body, err = rbVarint(body); err != nil {
+		return rec, 0, err
 	}
-	headers := c.b
-	for i := int64(0); i < count && c.err == nil; i++ {
-		key := c.take(c.varint())
-		value := c.nullable()
+	if rec.offsetDelta, body, err = rbVarint(body); err != nil {
+		return rec, 0, err
+	}
+	if rec.key, body, err = rbNullable(body); err != nil {
+		return rec, 0, err
+	}
+	if rec.value, body, err = rbNullable(body); err != nil {
+		return rec, 0, err
+	}
+	count, body, err := rbVarint(body)
+	if err != nil {
+		return rec, 0, err
+	}
+	if count < 0 || count > int64(len(body)/2) {
+		return rec, 0, Errorf("record claims %d headers in %d bytes", count, len(body))
+	}
+	rec.numHeaders, rec.headers = int(count), body
+	if !check {
+		return rec, n, nil
+	}
+	for i := int64(0); i < count; i++ {
+		var klen int64
+		var key, value []byte
+		if klen, body, err = rbVarint(body); err != nil {
+			return rec, 0, err
+		}
+		if key, body, err = rbField(body, klen); err != nil {
+			return rec, 0, err
+		}
+		if value, body, err = rbNullable(body); err != nil {
+			return rec, 0, err
+		}
 		rec.keyBytes += len(key)
 		rec.valueBytes += len(value)
 	}
-	rec.numHeaders = int(count)
-	rec.headers = headers[:len(headers)-len(c.b)]
-	if c.err == nil && len(c.b) != 0 {
-		c.fail("%d bytes left over at the end of a record", len(c.b))
+	if len(body) != 0 {
+		return rec, 0, Errorf("%d bytes left over at the end of a record", len(body))
 	}
-	return rec, n, c.err
+	return rec, n, nil
 }
 
 // rbV2Reader reads the records of a v2 batch, validated beforehand by scan.
@@ -385,7 +413,7 @@ func (r *rbV2Reader) scan(count int32) error {
 	}
 	b := r.data
 	for i := int32(0); i < count; i++ {
-		rec, n, err := rbParseRecordV2(b)
+		rec, n, err := rbParseRecordV2(b, true)
 		if err != nil {
 			return fmt.Errorf("record %d of batch: %w", i, err)
 		}
@@ -409,7 +437,7 @@ func (r *rbV2Reader) ReadRecord() (*Record, error) {
 	if r.slots == nil {
 		r.allocate()
 	}
-	rec, n, err := rbParseRecordV2(r.data)
+	rec, n, err := rbParseRecordV2(r.data, false)
 	if err != nil { // cannot happen after scan; keep the reader safe anyway
 		r.finish()
 		return nil, err
@@ -449,11 +477,12 @@ func (r *rbV2Reader) allocate() {
 	var sb strings.Builder
 	sb.Grow(r.keyBytes)
 	for b := r.data; len(b) != 0; {
-		rec, n, _ := rbParseRecordV2(b)
-		c := rbCursor{b: rec.headers}
+		rec, n, _ := rbParseRecordV2(b, false)
+		h := rec.headers
 		for j := 0; j < rec.numHeaders; j++ {
-			sb.Write(c.take(c.varint()))
-			c.nullable()
+			var key []byte
+			key, _, h = rbNextHeader(h)
+			sb.Write(key)
 		}
 		b = b[n:]
 	}
@@ -475,12 +504,13 @@ func (r *rbV2Reader) slot(i int, b []byte) Bytes {
 func (r *rbV2Reader) nextHeaders(rec rbRecordV2) []Header {
 	hs := r.headers[:rec.numHeaders:rec.numHeaders]
 	r.headers = r.headers[rec.numHeaders:]
-	c := rbCursor{b: rec.headers}
+	h := rec.headers
 	for j := range hs {
-		klen := len(c.take(c.varint()))
-		hs[j].Key = r.hkeys[:klen]
-		r.hkeys = r.hkeys[klen:]
-		switch v := c.nullable(); {
+		var key, v []byte
+		key, v, h = rbNextHeader(h)
+		hs[j].Key = r.hkeys[:len(key)]
+		r.hkeys = r.hkeys[len(key):]
+		switch {
 		case v == nil:
 			hs[j].Value = nil
 		case len(v) == 0:
@@ -536,30 +566,19 @@ func rbParseMessage(b []byte) (m rbMessage, size int, err error) {
 	}
 	m.offset = int64(be.Uint64(b[rbLegacyOffset:]))
 	m.attrs = b[rbLegacyAttributes]
-	c := rbCursor{b: b[rbLegacyAttributes+1 : size]}
+	rest := b[rbLegacyAttributes+1 : size]
 	if m.magic >= 1 {
-		m.ts = int64(be.Uint64(c.take(8)))
+		m.ts = int64(be.Uint64(rest)) // the size check above makes room for it
+		rest = rest[8:]
 	}
-	m.key = c.bytes32()
-	m.value = c.bytes32()
+	if m.key, rest, err = rbBytes32(rest); err != nil {
+		return m, 0, err
+	}
 	// Bytes after the value are covered by the CRC and harmless: ignored.
-	return m, size, c.err
-}
-
-// bytes32 reads int32-length bytes; nil means null.
-func (c *rbCursor) bytes32() []byte {
-	if c.err == nil && len(c.b) < 4 {
-		c.fail("message field overruns its message")
+	if m.value, _, err = rbBytes32(rest); err != nil {
+		return m, 0, err
 	}
-	if c.err != nil {
-		return nil
-	}
-	n := int32(binary.BigEndian.Uint32(c.b))
-	c.b = c.b[4:]
-	if n == -1 {
-		return nil
-	}
-	return c.take(int64(n))
+	return m, size, nil
 }
 
 // rbLegacyReader reads validated legacy messages.
