@@ -57,6 +57,9 @@ type partitionWriter struct {
 	sending *writeBatch
 	last    *writeBatch // most recently closed batch, for Flush
 	closed  bool
+	// pending is the line of callers waiting to add a message, in arrival
+	// order; see slotWaiter.
+	pending []*slotWaiter
 }
 
 // newPartitionWriter starts the goroutines of a new partition writer. Called
@@ -101,76 +104,140 @@ func (b *writeBatch) fits(size, maxBytes int64) bool {
 	return len(b.msgs) == 0 || b.bytes+size <= maxBytes
 }
 
+// slotWaiter is a caller in line for a partition. Its ticket is granted by
+// the slot budget in FIFO order, but grants and the moment a caller gets the
+// partition's mutex back may come in any order, so the line itself (pending)
+// decides who goes next: only its head may add a message, and turn is
+// closed when the waiter becomes the head.
+type slotWaiter struct {
+	ticket *writerbuf.Ticket
+	turn   chan struct{}
+}
+
 // add accepts m into the partition: into the batch being filled, or into a
 // new batch, which needs a slot when MaxBufferedBatches is set. Without
-// block it returns errWouldBlock rather than wait for a slot. It returns the
-// batch that received the message.
+// block it returns errWouldBlock rather than wait. It returns the batch that
+// received the message.
 func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, block bool) (*writeBatch, error) {
-	maxBytes := pw.w.batchBytes()
-
 	pw.mu.Lock()
 	if pw.closed {
 		pw.mu.Unlock()
 		return nil, io.ErrClosedPipe
 	}
-	if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
-		pw.closeCurrentLocked()
-	}
 	if pw.slots == nil {
-		if pw.cur == nil {
-			pw.openLocked(false)
-		}
-		b := pw.appendLocked(m, size)
+		b := pw.appendLocked(m, size, false)
 		pw.mu.Unlock()
 		return b, nil
 	}
-	// Joining the open batch needs no slot, but must not overtake callers
-	// already waiting for this partition.
-	if pw.cur != nil && pw.slots.Waiting() == 0 {
-		b := pw.appendLocked(m, size)
-		pw.mu.Unlock()
-		return b, nil
-	}
-	if !block {
-		// TryAcquire also fails when someone is queued.
-		if pw.cur == nil && pw.slots.TryAcquire(1) {
-			pw.openLocked(true)
-			b := pw.appendLocked(m, size)
+	// Nobody in line: go straight in if the open batch takes the message or
+	// a slot is free for a new one.
+	if len(pw.pending) == 0 {
+		if pw.cur != nil && pw.cur.fits(size, pw.w.batchBytes()) {
+			b := pw.appendLocked(m, size, false)
 			pw.mu.Unlock()
 			return b, nil
 		}
+		if pw.slots.TryAcquire(1) {
+			b := pw.appendLocked(m, size, true)
+			pw.mu.Unlock()
+			return b, nil
+		}
+	}
+	if !block {
 		pw.mu.Unlock()
 		return nil, errWouldBlock
 	}
 
-	// Join the line while still holding the lock, so that the place is
-	// taken in the order callers reached this partition, then wait without
-	// the lock: the sending loop needs it to make room.
-	ticket := pw.slots.Reserve(1)
-	if !ticket.Granted() {
-		pw.mu.Unlock()
-		if err := pw.w.waitFor(ctx, ticket); err != nil {
-			return nil, err
-		}
-		pw.mu.Lock()
-		if pw.closed {
-			pw.mu.Unlock()
-			pw.slots.Release(1)
-			return nil, io.ErrClosedPipe
+	// Get in line while holding the lock, so that places follow the order
+	// in which callers reached the partition, then wait without it: the
+	// sending loop needs the lock to make room.
+	sw := &slotWaiter{ticket: pw.slots.Reserve(1), turn: make(chan struct{})}
+	pw.pending = append(pw.pending, sw)
+	if len(pw.pending) == 1 {
+		close(sw.turn)
+	}
+	pw.mu.Unlock()
+
+	s := pw.w.state().stats
+	start := time.Now()
+	granted := false
+	err := sw.ticket.Wait(ctx)
+	if err == nil {
+		granted = true
+		select {
+		case <-sw.turn:
+		default:
+			select {
+			case <-sw.turn:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
 		}
 	}
-	if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
+	s.bufferWaits.add(1)
+	s.bufferWaitTime.observeSince(start)
+	if errors.Is(err, writerbuf.ErrClosed) {
+		err = io.ErrClosedPipe
+	}
+
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.leaveLine(sw)
+	if err == nil && pw.closed {
+		err = io.ErrClosedPipe
+	}
+	if err != nil {
+		if granted {
+			pw.slots.Release(1)
+		}
+		return nil, err
+	}
+	if pw.cur != nil && pw.cur.fits(size, pw.w.batchBytes()) {
+		// Someone opened a batch meanwhile: join it and hand the slot on.
+		pw.slots.Release(1)
+		return pw.appendLocked(m, size, false), nil
+	}
+	return pw.appendLocked(m, size, true), nil
+}
+
+// leaveLine removes sw from the line, and lets the next one go if sw was
+// at its head.
+func (pw *partitionWriter) leaveLine(sw *slotWaiter) {
+	for i, x := range pw.pending {
+		if x != sw {
+			continue
+		}
+		copy(pw.pending[i:], pw.pending[i+1:])
+		pw.pending[len(pw.pending)-1] = nil
+		pw.pending = pw.pending[:len(pw.pending)-1]
+		if i == 0 && len(pw.pending) > 0 {
+			close(pw.pending[0].turn)
+		}
+		return
+	}
+}
+
+// appendLocked adds m to the batch being filled, first closing it if m does
+// not fit and opening a new one if needed; withSlot says whether the caller
+// holds a slot for that new batch (and must then not have an open batch
+// that fits m).
+func (pw *partitionWriter) appendLocked(m *Message, size int64, withSlot bool) *writeBatch {
+	if pw.cur != nil && !pw.cur.fits(size, pw.w.batchBytes()) {
 		pw.closeCurrentLocked()
 	}
-	if pw.cur != nil {
-		// Someone opened a batch while we waited: join it and hand the slot on.
-		pw.slots.Release(1)
-	} else {
-		pw.openLocked(true)
+	if pw.cur == nil {
+		pw.openLocked(withSlot)
+	} else if withSlot {
+		panic("kafka: writer slot taken for a message that fits the open batch")
 	}
-	b := pw.appendLocked(m, size)
-	pw.mu.Unlock()
-	return b, nil
+	b := pw.cur
+	b.msgs = append(b.msgs, *m)
+	b.bytes += size
+	pw.w.state().stats.bufferedBytes.Add(size)
+	if len(b.msgs) >= pw.w.batchSize() || b.bytes >= pw.w.batchBytes() {
+		pw.closeCurrentLocked()
+	}
+	return b
 }
 
 // openLocked starts a new batch; slot says whether it holds a slot.
@@ -190,17 +257,6 @@ func (pw *partitionWriter) openLocked(slot bool) {
 	b.timer = time.AfterFunc(pw.w.batchTimeout(), func() { pw.expire(b) })
 	pw.w.state().stats.bufferedBatches.Add(1)
 	pw.cur = b
-}
-
-func (pw *partitionWriter) appendLocked(m *Message, size int64) *writeBatch {
-	b := pw.cur
-	b.msgs = append(b.msgs, *m)
-	b.bytes += size
-	pw.w.state().stats.bufferedBytes.Add(size)
-	if len(b.msgs) >= pw.w.batchSize() || b.bytes >= pw.w.batchBytes() {
-		pw.closeCurrentLocked()
-	}
-	return b
 }
 
 // closeCurrentLocked moves the batch being filled to the back of the line.

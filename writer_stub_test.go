@@ -305,13 +305,15 @@ func (pw *partitionWriter) bufferState() (queued, alive int) {
 	return queued, alive
 }
 
-// slotWaiters is the number of callers queued for a slot of tp.
+// slotWaiters is the number of callers in line for partition tp.
 func slotWaiters(w *Writer, tp topicPartition) int {
 	pw := partitionWriterOf(w, tp)
-	if pw == nil || pw.slots == nil {
+	if pw == nil {
 		return 0
 	}
-	return pw.slots.Waiting()
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return len(pw.pending)
 }
 
 func byteWaiters(w *Writer) int {

@@ -1,0 +1,633 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// producer writes one message per call, asynchronously, from its own
+// goroutine, and counts the calls that returned.
+type producer struct {
+	accepted atomic.Int64
+	done     chan error
+}
+
+func startProducer(w *Writer, key string, from, to int) *producer {
+	p := &producer{done: make(chan error, 1)}
+	go func() {
+		for i := from; i < to; i++ {
+			if err := w.WriteMessages(context.Background(), seqMessages(key, i, i+1)...); err != nil {
+				p.done <- fmt.Errorf("message %d: %w", i, err)
+				return
+			}
+			p.accepted.Add(1)
+		}
+		p.done <- nil
+	}()
+	return p
+}
+
+// With the broker stuck, a partition accepts exactly N+2 one-message batches
+// (one being sent, N waiting, one in the place of the batch being filled),
+// then the writer blocks; releasing the broker lets everything through, in
+// order.
+func TestWriterMaxBufferedBatchesExactBound(t *testing.T) {
+	for _, n := range []int{1, 2, 5} {
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			tp := topicPartition{"t", 0}
+			stub.block()
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+				MaxBufferedBatches: n, RequiredAcks: RequireOne,
+			}
+			defer w.Close()
+			p := startProducer(w, "p0", 0, 50)
+
+			eventually(t, "producer blocked on a slot", func() bool { return slotWaiters(w, tp) == 1 })
+			if got := p.accepted.Load(); got != int64(n+2) {
+				t.Fatalf("accepted %d messages before blocking, want %d", got, n+2)
+			}
+			pw := partitionWriterOf(w, tp)
+			queued, alive := pw.bufferState()
+			if queued != n || alive != n+2 {
+				t.Fatalf("queued %d (want %d), alive %d (want %d)", queued, n, alive, n+2)
+			}
+			if got := w.Stats().BufferedBatches; got != int64(n+2) {
+				t.Fatalf("BufferedBatches gauge = %d, want %d", got, n+2)
+			}
+			if stub.heldCount(tp) != 1 {
+				t.Fatalf("%d produce requests held, want 1", stub.heldCount(tp))
+			}
+
+			stub.release()
+			if err := <-p.done; err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			assertInOrder(t, stub.records(tp), 0, 50)
+			s := w.Stats()
+			if s.BufferWaits == 0 || s.BufferWaitTime.Count != s.BufferWaits {
+				t.Errorf("buffer waits %d, wait time count %d", s.BufferWaits, s.BufferWaitTime.Count)
+			}
+			if s.BufferedBatches != 0 || s.BufferedBytes != 0 {
+				t.Errorf("gauges after flush: %d batches, %d bytes", s.BufferedBatches, s.BufferedBytes)
+			}
+		})
+	}
+}
+
+// Many concurrent producers, multi-message batches and a slow broker: the
+// bound is sampled continuously and must never be exceeded.
+func TestWriterMaxBufferedBatchesNeverExceeded(t *testing.T) {
+	const n, partitions, writers, perWriter = 2, 3, 6, 300
+	stub := newStubBroker(map[string]int{"t": partitions})
+	stub.produceDelay = 200 * time.Microsecond
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 7, BatchTimeout: time.Millisecond,
+		Async: true, MaxBufferedBatches: n, RequiredAcks: RequireOne,
+	}
+	stop := make(chan struct{})
+	violations := make(chan string, 1)
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for p := 0; p < partitions; p++ {
+				if pw := partitionWriterOf(w, topicPartition{"t", int32(p)}); pw != nil {
+					if queued, alive := pw.bufferState(); queued > n || alive > n+2 {
+						select {
+						case violations <- fmt.Sprintf("partition %d: queued %d, alive %d", p, queued, alive):
+						default:
+						}
+					}
+				}
+			}
+			if b := w.Stats().BufferedBatches; b > partitions*(n+2) {
+				select {
+				case violations <- fmt.Sprintf("BufferedBatches %d", b):
+				default:
+				}
+			}
+			runtime.Gosched()
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < writers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < perWriter; i++ {
+				if err := w.WriteMessages(context.Background(), Message{Value: []byte(strconv.Itoa(i))}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	w.Close()
+	close(stop)
+	sampler.Wait()
+	select {
+	case v := <-violations:
+		t.Fatal("bound exceeded: " + v)
+	default:
+	}
+	if got := stub.totalRecords(); got != writers*perWriter {
+		t.Fatalf("%d records delivered, want %d", got, writers*perWriter)
+	}
+}
+
+func TestWriterMaxBufferedBytesBound(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 4})
+	stub.block()
+	msgSize := int64((&Message{Key: []byte("x"), Value: []byte("0")}).totalSize())
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+		MaxBufferedBytes: 3 * msgSize, RequiredAcks: RequireOne,
+	}
+	defer w.Close()
+	p := startProducer(w, "x", 0, 40)
+	eventually(t, "producer blocked on bytes", func() bool { return byteWaiters(w) == 1 })
+	if got := p.accepted.Load(); got != 3 {
+		t.Fatalf("accepted %d messages under a 3-message byte budget", got)
+	}
+	if got := w.Stats().BufferedBytes; got != 3*msgSize {
+		t.Fatalf("BufferedBytes = %d, want %d", got, 3*msgSize)
+	}
+
+	// Sample the gauge while releasing: never above the cap.
+	stop := make(chan struct{})
+	var over atomic.Int64
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if b := w.Stats().BufferedBytes; b > 3*msgSize {
+				over.Store(b)
+			}
+			runtime.Gosched()
+		}
+	}()
+	stub.release()
+	if err := <-p.done; err != nil {
+		t.Fatal(err)
+	}
+	w.Flush(context.Background())
+	close(stop)
+	if b := over.Load(); b != 0 {
+		t.Fatalf("BufferedBytes reached %d, cap %d", b, 3*msgSize)
+	}
+	if stub.totalRecords() != 40 {
+		t.Fatalf("%d records", stub.totalRecords())
+	}
+}
+
+// Both limits set: the tighter one wins.
+func TestWriterBothLimits(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.block()
+	msgSize := int64((&Message{Key: []byte("p0"), Value: []byte("0")}).totalSize())
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+		MaxBufferedBatches: 10, MaxBufferedBytes: 2 * msgSize, RequiredAcks: RequireOne,
+	}
+	defer w.Close()
+	p := startProducer(w, "p0", 0, 5)
+	eventually(t, "blocked on bytes", func() bool { return byteWaiters(w) == 1 })
+	if p.accepted.Load() != 2 {
+		t.Fatalf("accepted %d", p.accepted.Load())
+	}
+	stub.release()
+	if err := <-p.done; err != nil {
+		t.Fatal(err)
+	}
+	w.Flush(context.Background())
+	assertInOrder(t, stub.records(tp), 0, 5)
+}
+
+// ctx ends while waiting: the call returns promptly, its error wraps
+// ctx.Err(), and WriteErrors marks exactly the messages that were not
+// accepted; the accepted ones (here, those of a healthy partition) are
+// written, the others never are.
+func TestWriterContextCancelWhileWaiting(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 2})
+	full, healthy := topicPartition{"t", 0}, topicPartition{"t", 1}
+	stub.block(full)
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyBalancer, BatchSize: 1,
+		Async: true, MaxBufferedBatches: 1, RequiredAcks: RequireOne,
+	}
+	defer w.Close()
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
+		t.Fatal(err) // 3 = N+2 fit
+	}
+
+	// Interleave partitions: p0 (full) and p1 (healthy).
+	msgs := []Message{
+		{Key: []byte("p0"), Value: []byte("3")},
+		{Key: []byte("p1"), Value: []byte("0")},
+		{Key: []byte("p0"), Value: []byte("4")},
+		{Key: []byte("p1"), Value: []byte("1")},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- w.WriteMessages(ctx, msgs...) }()
+	eventually(t, "call waiting for p0", func() bool { return slotWaiters(w, full) == 1 })
+	cancel()
+	err := <-errc
+
+	var nae *NotAcceptedError
+	if !errors.As(err, &nae) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	var werr WriteErrors
+	if !errors.As(err, &werr) || len(werr) != 4 {
+		t.Fatalf("no WriteErrors in %v", err)
+	}
+	for i, want := range []bool{true, false, true, false} {
+		got := werr[i] != nil && errors.Is(werr[i], ErrNotAccepted) && errors.Is(werr[i], context.Canceled)
+		if got != want {
+			t.Errorf("message %d: not-accepted=%v, want %v (%v)", i, got, want, werr[i])
+		}
+	}
+	if slotWaiters(w, full) != 0 {
+		t.Fatal("the cancelled caller is still queued")
+	}
+
+	stub.release()
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, stub.records(full), 0, 3) // 3 and 4 were never written
+	assertInOrder(t, stub.records(healthy), 0, 2)
+}
+
+// PR #1117: a 100 ms context returns while the broker is stuck, with an
+// error that says why.
+func TestWriterContextTimeoutWithStuckBroker(t *testing.T) {
+	for _, async := range []bool{true, false} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			stub.block()
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: async,
+				MaxBufferedBatches: 1, RequiredAcks: RequireOne, WriteTimeout: time.Hour,
+			}
+			defer func() {
+				stub.release()
+				w.Close()
+			}()
+			// Fill the partition with callers that wait for their own batch
+			// in sync mode, so run them in the background.
+			for i := 0; i < 3; i++ {
+				go w.WriteMessages(context.Background(), seqMessages("p0", i, i+1)...)
+			}
+			eventually(t, "partition full", func() bool {
+				pw := partitionWriterOf(w, topicPartition{"t", 0})
+				if pw == nil {
+					return false
+				}
+				_, alive := pw.bufferState()
+				return alive == 3
+			})
+
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			errc := make(chan error, 1)
+			go func() { errc <- w.WriteMessages(ctx, seqMessages("p0", 3, 4)...) }()
+			select {
+			case err := <-errc:
+				var nae *NotAcceptedError
+				if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &nae) {
+					t.Fatalf("err = %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("WriteMessages did not return after its context expired")
+			}
+		})
+	}
+}
+
+// Sync mode: once accepted, a done ctx returns the bare ctx.Err() (outcome
+// unknown) and the write still lands.
+func TestWriterSyncContextAfterAcceptance(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	stub.block()
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, MaxBufferedBatches: 1,
+		RequiredAcks: RequireOne, WriteTimeout: time.Hour,
+	}
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := w.WriteMessages(ctx, seqMessages("p0", 0, 1)...)
+	var nae *NotAcceptedError
+	if err != context.DeadlineExceeded || errors.As(err, &nae) {
+		t.Fatalf("err = %v, want the bare context error", err)
+	}
+	stub.release()
+	w.Flush(context.Background())
+	assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, 1)
+}
+
+// Close wakes every waiting caller with io.ErrClosedPipe, delivers what was
+// accepted, and leaves no goroutine behind.
+func TestWriterCloseWhileCallersWait(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.block()
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+		MaxBufferedBatches: 1, MaxBufferedBytes: 1 << 20, RequiredAcks: RequireOne,
+	}
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 4
+	errs := make(chan error, waiters)
+	for i := 0; i < waiters; i++ {
+		go func(i int) { errs <- w.WriteMessages(context.Background(), seqMessages("p0", 100+i, 101+i)...) }(i)
+	}
+	eventually(t, "callers waiting", func() bool { return slotWaiters(w, tp) == waiters })
+
+	closed := make(chan error, 1)
+	go func() { closed <- w.Close() }()
+	// The waiters are refused while the broker is still stuck.
+	for i := 0; i < waiters; i++ {
+		err := <-errs
+		var werr WriteErrors
+		if !errors.Is(err, io.ErrClosedPipe) || !errors.As(err, &werr) || !errors.Is(werr[0], ErrNotAccepted) {
+			t.Fatalf("waiter: %v", err)
+		}
+	}
+	select {
+	case <-closed:
+		t.Fatal("Close returned while accepted batches were still in flight")
+	case <-time.After(20 * time.Millisecond):
+	}
+	stub.release()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, stub.records(tp), 0, 3)
+	checkNoGoroutineLeak(t, baseline)
+}
+
+// Sync callers obey the same bound: with the broker stuck, only N+2 of them
+// get their message accepted.
+func TestWriterSyncObeysBound(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.block()
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, MaxBufferedBatches: 2,
+		RequiredAcks: RequireOne, WriteTimeout: time.Hour,
+	}
+	const callers = 8
+	errs := make(chan error, callers)
+	for i := 0; i < callers; i++ {
+		go func(i int) { errs <- w.WriteMessages(context.Background(), seqMessages("p0", i, i+1)...) }(i)
+	}
+	eventually(t, "callers beyond the bound waiting", func() bool { return slotWaiters(w, tp) == callers-4 })
+	if _, alive := partitionWriterOf(w, tp).bufferState(); alive != 4 {
+		t.Fatalf("alive batches %d, want 4", alive)
+	}
+	stub.release()
+	for i := 0; i < callers; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if stub.totalRecords() != callers {
+		t.Fatalf("%d records", stub.totalRecords())
+	}
+}
+
+// PR #1117: one message per async call, BatchSize 1: no inversion over
+// thousands of messages, whatever GOMAXPROCS.
+func TestWriterOrderOneMessagePerAsyncCall(t *testing.T) {
+	for _, procs := range []int{1, 4, 16} {
+		for _, n := range []int{0, 1, 4} {
+			t.Run(fmt.Sprintf("GOMAXPROCS=%d/N=%d", procs, n), func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				stub := newStubBroker(map[string]int{"t": 1})
+				stub.failEvery, stub.failCode = 97, int16(LeaderNotAvailable)
+				w := &Writer{
+					Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+					MaxBufferedBatches: n, RequiredAcks: RequireOne,
+					WriteBackoffMin: time.Nanosecond, WriteBackoffMax: time.Microsecond,
+				}
+				const total = 3000
+				for i := 0; i < total; i++ {
+					if err := w.WriteMessages(context.Background(), seqMessages("p0", i, i+1)...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				w.Close()
+				assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, total)
+			})
+		}
+	}
+}
+
+// PR #1117: a caller writing to a healthy partition is not held up by one
+// waiting on a full partition.
+func TestWriterHealthyPartitionNotHeldUp(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 2})
+	full, healthy := topicPartition{"t", 0}, topicPartition{"t", 1}
+	stub.block(full)
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyBalancer, BatchSize: 1,
+		BatchTimeout: time.Millisecond, MaxBufferedBatches: 1, RequiredAcks: RequireOne,
+		WriteTimeout: time.Hour,
+	}
+	defer func() {
+		stub.release()
+		w.Close()
+	}()
+	// Fill p0 and park a synchronous caller behind it.
+	for i := 0; i < 4; i++ {
+		go w.WriteMessages(context.Background(), seqMessages("p0", i, i+1)...)
+	}
+	eventually(t, "a caller waiting on p0", func() bool { return slotWaiters(w, full) == 1 })
+
+	// Synchronous writes to p1 complete while p0 stays stuck.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 20; i++ {
+		if err := w.WriteMessages(ctx, seqMessages("p1", i, i+1)...); err != nil {
+			t.Fatalf("write to the healthy partition: %v", err)
+		}
+	}
+	assertInOrder(t, stub.records(healthy), 0, 20)
+	if stub.heldCount(full) != 1 || slotWaiters(w, full) != 1 {
+		t.Fatal("p0 should still be stuck")
+	}
+	// Stats and Flush-free reads are not blocked either.
+	_ = w.Stats()
+}
+
+// Completion writes again (the retry / dead-letter pattern) to the same,
+// saturated partition with MaxBufferedBatches 1: no deadlock, every
+// follow-up is delivered.
+func TestWriterCompletionWritesWithOneBatch(t *testing.T) {
+	const originals = 300
+	stub := newStubBroker(map[string]int{"t": 1})
+	var w *Writer
+	var followups atomic.Int64
+	var failures atomic.Int64
+	w = &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+		MaxBufferedBatches: 1, RequiredAcks: RequireOne,
+		Completion: func(msgs []Message, err error) {
+			for _, m := range msgs {
+				if string(m.Key) != "orig" {
+					continue
+				}
+				if err := w.WriteMessages(context.Background(), Message{Key: []byte("follow"), Value: m.Value}); err != nil {
+					failures.Add(1)
+					return
+				}
+				followups.Add(1)
+			}
+		},
+	}
+	p := startProducer(w, "orig", 0, originals)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := <-p.done; err != nil {
+			t.Error(err)
+		}
+		for followups.Load()+failures.Load() < originals {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("deadlock: %d of %d follow-ups written", followups.Load(), originals)
+	}
+	w.Close()
+	if failures.Load() != 0 {
+		t.Fatalf("%d follow-up writes failed", failures.Load())
+	}
+	if got := stub.totalRecords(); got != 2*originals {
+		t.Fatalf("%d records, want %d", got, 2*originals)
+	}
+}
+
+// Completion writing from a sync writer with MaxBufferedBatches 1 to another
+// topic (dead letter) while the sync callers wait for that Completion.
+func TestWriterCompletionDeadLetterSync(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1, "dlq": 1})
+	stub.produceErrors[topicPartition{"t", 0}] = []int16{int16(TopicAuthorizationFailed)}
+	dlq := &Writer{Addr: TCP("stub"), Topic: "dlq", Transport: stub, BatchSize: 1, MaxBufferedBatches: 1, RequiredAcks: RequireOne}
+	defer dlq.Close()
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, MaxBufferedBatches: 1, RequiredAcks: RequireOne,
+		Completion: func(msgs []Message, err error) {
+			if err != nil {
+				dead := make([]Message, len(msgs))
+				for i, m := range msgs {
+					dead[i] = Message{Key: m.Key, Value: m.Value}
+				}
+				if err := dlq.WriteMessages(context.Background(), dead...); err != nil {
+					t.Error(err)
+				}
+			}
+		},
+	}
+	defer w.Close()
+	err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 1)...)
+	var werr WriteErrors
+	if !errors.As(err, &werr) || !errors.Is(werr[0], TopicAuthorizationFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	// The sync call returned after Completion, so the dead letter is there.
+	if len(stub.records(topicPartition{"dlq", 0})) != 1 {
+		t.Fatal("dead letter not written before WriteMessages returned")
+	}
+}
+
+// With the default (0), an asynchronous writer never blocks, even with the
+// broker stuck: the buffer grows, as it always did.
+func TestWriterLegacyAsyncNeverBlocks(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	stub.block()
+	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true, RequiredAcks: RequireOne}
+	const total = 1000
+	for i := 0; i < total; i++ {
+		if err := w.WriteMessages(context.Background(), seqMessages("p0", i, i+1)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.Stats().BufferedBatches; got != total {
+		t.Fatalf("BufferedBatches = %d, want %d (unbounded growth)", got, total)
+	}
+	if pw := partitionWriterOf(w, topicPartition{"t", 0}); pw.slots != nil {
+		t.Fatal("legacy mode must not have a slot budget")
+	}
+	stub.release()
+	w.Close()
+	assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, total)
+	if s := w.Stats(); s.BufferWaits != 0 {
+		t.Fatalf("legacy mode waited %d times", s.BufferWaits)
+	}
+}
+
+// FIFO between concurrent callers: callers that queue for the same full
+// partition get in, and get written, in the order they started waiting.
+func TestWriterWaitersServedInArrivalOrder(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.block()
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+		MaxBufferedBatches: 1, RequiredAcks: RequireOne,
+	}
+	defer w.Close()
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 10
+	var wg sync.WaitGroup
+	for i := 0; i < waiters; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := w.WriteMessages(context.Background(), seqMessages("p0", 3+i, 4+i)...); err != nil {
+				t.Error(err)
+			}
+		}(i)
+		eventually(t, "waiter queued", func() bool { return slotWaiters(w, tp) == i+1 })
+	}
+	stub.release()
+	wg.Wait()
+	w.Flush(context.Background())
+	assertInOrder(t, stub.records(tp), 0, 3+waiters)
+}
