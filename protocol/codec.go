@@ -627,7 +627,7 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 			if r.err != nil {
 				return
 			}
-			if size > r.remaining() {
+			if size < 0 || size > r.remaining() {
 				r.fail(errWireShort)
 				return
 			}

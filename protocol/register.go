@@ -128,6 +128,9 @@ func updateRegistry(update func(*registrySnapshot), types apiTypes) {
 }
 
 func messageStructType(m Message) (reflect.Type, error) {
+	if m == nil {
+		return nil, fmt.Errorf("kafka protocol: nil message")
+	}
 	t := reflect.TypeOf(m)
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -187,6 +190,9 @@ func (s *registrySnapshot) encodeType(msg Message) (*msgType, error) {
 	}
 	if mt := s.byType[t]; mt != nil {
 		return mt, nil
+	}
+	if v := reflect.ValueOf(msg); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("kafka protocol: cannot encode a nil %T", msg)
 	}
 	key := msg.ApiKey()
 	if _, ok := s.apis[key]; !ok {

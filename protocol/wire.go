@@ -161,7 +161,7 @@ func (r *wireReader) uvarint() uint32 {
 // compactLen reads a COMPACT_* length (N+1, 0 meaning null) and returns it
 // as a classic length, -1 for null.
 func (r *wireReader) compactLen() int {
-	return int(r.uvarint()) - 1
+	return int(int64(r.uvarint()) - 1)
 }
 
 // wireBufferPool recycles encoding buffers. Buffers that grew very large are
