@@ -19,6 +19,31 @@ type Request struct {
 
 func (r *Request) ApiKey() protocol.ApiKey { return protocol.ApiVersions }
 
+// What Prepare sends when the caller names no client software. Brokers
+// check both against [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])? from v3 on
+// and answer INVALID_REQUEST to an empty one.
+const (
+	defaultSoftwareName    = "segmentio-kafka-go"
+	defaultSoftwareVersion = "0.4.51"
+)
+
+// Prepare fills the client software fields left empty when the version has
+// them: callers written against upstream's API (which stops at v2) never set
+// them.
+func (r *Request) Prepare(apiVersion int16) {
+	if apiVersion < 3 {
+		return
+	}
+	if r.ClientSoftwareName == "" {
+		r.ClientSoftwareName = defaultSoftwareName
+	}
+	if r.ClientSoftwareVersion == "" {
+		r.ClientSoftwareVersion = defaultSoftwareVersion
+	}
+}
+
+var _ protocol.PreparedMessage = (*Request)(nil)
+
 type Response struct {
 	_ struct{} `kafka:"versions=v0-4,flexible=v3"`
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"github.com/segmentio/kafka-go/protocol"
@@ -190,5 +191,23 @@ func TestApiVersionsGoldenV3(t *testing.T) {
 	got := readResponse(t, protocol.ApiVersions, 3, false, unknown).(*apiversions.Response)
 	if got.ErrorCode != 0 || len(got.ApiKeys) != 0 || got.SupportedFeatures != nil {
 		t.Errorf("response with an unknown tag decoded as %+v", got)
+	}
+}
+
+func TestApiVersionsPrepare(t *testing.T) {
+	r := &apiversions.Request{}
+	r.Prepare(2)
+	if r.ClientSoftwareName != "" || r.ClientSoftwareVersion != "" {
+		t.Errorf("v2 request changed: %+v", r)
+	}
+	valid := regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
+	r.Prepare(3)
+	if !valid.MatchString(r.ClientSoftwareName) || !valid.MatchString(r.ClientSoftwareVersion) {
+		t.Errorf("v3 software name %q, version %q: brokers refuse them", r.ClientSoftwareName, r.ClientSoftwareVersion)
+	}
+	r = &apiversions.Request{ClientSoftwareName: "app", ClientSoftwareVersion: "1"}
+	r.Prepare(4)
+	if r.ClientSoftwareName != "app" || r.ClientSoftwareVersion != "1" {
+		t.Errorf("caller's values replaced: %+v", r)
 	}
 }

@@ -55,6 +55,19 @@ func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
 	return protocol.Broker{ID: -1}, nil
 }
 
+// defaultTimeoutMs is what Prepare sends as TimeoutMs when the caller left
+// it zero (the Java client sends its request timeout, 30s by default).
+const defaultTimeoutMs = 30000
+
+// Prepare fills TimeoutMs (v10+), which bounds the broker's wait for offsets
+// kept in remote (tiered) storage: zero would make such lookups time out at
+// once, and callers written against upstream's API never set it.
+func (r *Request) Prepare(apiVersion int16) {
+	if apiVersion >= 10 && r.TimeoutMs == 0 {
+		r.TimeoutMs = defaultTimeoutMs
+	}
+}
+
 // Split sends one request per partition: brokers do not answer requests
 // naming a partition twice, and each partition may have its own leader.
 func (r *Request) Split(cluster protocol.Cluster) ([]protocol.Message, protocol.Merger, error) {
@@ -173,7 +186,8 @@ func (r *Response) Merge(requests []protocol.Message, results []interface{}) (pr
 }
 
 var (
-	_ protocol.BrokerMessage = (*Request)(nil)
-	_ protocol.Splitter      = (*Request)(nil)
-	_ protocol.Merger        = (*Response)(nil)
+	_ protocol.BrokerMessage   = (*Request)(nil)
+	_ protocol.PreparedMessage = (*Request)(nil)
+	_ protocol.Splitter        = (*Request)(nil)
+	_ protocol.Merger          = (*Response)(nil)
 )

@@ -101,3 +101,20 @@ func TestListOffsetsBrokerUnknown(t *testing.T) {
 		t.Errorf("empty request: broker %v, error %v", b, err)
 	}
 }
+
+func TestListOffsetsPrepare(t *testing.T) {
+	r := &listoffsets.Request{}
+	r.Prepare(9)
+	if r.TimeoutMs != 0 {
+		t.Errorf("v9 TimeoutMs set to %d", r.TimeoutMs)
+	}
+	r.Prepare(10)
+	if r.TimeoutMs <= 0 {
+		t.Errorf("v10 TimeoutMs left at %d", r.TimeoutMs)
+	}
+	r = &listoffsets.Request{TimeoutMs: 5}
+	r.Prepare(10)
+	if r.TimeoutMs != 5 {
+		t.Errorf("caller's TimeoutMs replaced by %d", r.TimeoutMs)
+	}
+}
