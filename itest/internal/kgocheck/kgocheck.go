@@ -6,7 +6,6 @@ package kgocheck
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/segmentio/kafka-go/itest/clustertest"
 )
 
 // Mechanism builds the kgo SASL mechanism for one of "PLAIN",
@@ -33,18 +34,8 @@ func Mechanism(t testing.TB, name, user, pass string) sasl.Mechanism {
 	return nil
 }
 
-// TopicName returns a topic name that is unique per test and per run, so
-// that tests against a long-lived external cluster never see old data.
-func TopicName(t testing.TB) string {
-	name := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
-		}
-		return '-'
-	}, t.Name())
-	return fmt.Sprintf("itest-%s-%d", name, time.Now().UnixNano())
-}
+// TopicName returns a topic name unique to this test and run.
+func TopicName(t testing.TB) string { return clustertest.Topic(t) }
 
 // Login connects to addrs with the given mechanism and issues one request
 // that needs an authenticated connection. It returns the client's error
