@@ -1,0 +1,242 @@
+package kafka
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/apiversions"
+	"github.com/segmentio/kafka-go/protocol/metadata"
+)
+
+// fakeCluster is a set of fake brokers on loopback listeners that speak the
+// protocol through the protocol package: ApiVersions and Metadata are
+// answered from the fields below, anything else by handle.
+type fakeCluster struct {
+	t       *testing.T
+	brokers []*fakeBroker
+
+	mu       sync.Mutex
+	leaders  map[int32]int32 // partition of topic "t" -> leader ID
+	seen     []fakeSeen      // every request received, in order
+	metaHold chan struct{}   // when set, Metadata answers wait for it to close
+	handle   func(r *fakeRequest)
+}
+
+type fakeSeen struct {
+	broker  int32
+	conn    int
+	key     protocol.ApiKey
+	version int16
+}
+
+type fakeBroker struct {
+	cluster *fakeCluster
+	id      int32
+	ln      net.Listener
+	host    string
+	port    int32
+
+	mu       sync.Mutex
+	apiKeys  []apiversions.ApiKeyResponse
+	conns    []net.Conn
+	closed   int // connections closed by the client
+	authMode func(c *fakeConnState, r *fakeRequest) bool
+}
+
+// fakeConnState is the server side of one connection.
+type fakeConnState struct {
+	b   *fakeBroker
+	nc  net.Conn
+	num int
+	wmu sync.Mutex
+}
+
+// fakeRequest is one request received; reply answers it (at any time, from
+// any goroutine).
+type fakeRequest struct {
+	conn    *fakeConnState
+	Broker  int32
+	Version int16
+	ID      int32
+	Msg     protocol.Message
+}
+
+func (r *fakeRequest) reply(msg protocol.Message) {
+	r.conn.wmu.Lock()
+	defer r.conn.wmu.Unlock()
+	if err := protocol.WriteResponse(r.conn.nc, r.Version, r.ID, msg); err != nil {
+		r.conn.b.cluster.t.Logf("fake broker %d: writing response: %v", r.Broker, err)
+	}
+}
+
+// closeConn drops the connection the request came on.
+func (r *fakeRequest) closeConn() { r.conn.nc.Close() }
+
+// allApiKeys advertises every API registered in the protocol package, in
+// the versions the package supports.
+func allApiKeys() []apiversions.ApiKeyResponse {
+	var keys []apiversions.ApiKeyResponse
+	for k := protocol.ApiKey(0); k < 80; k++ {
+		if _, err := protocol.NegotiateVersion(k, 0, 1<<15-1); err != nil {
+			continue // not registered
+		}
+		keys = append(keys, apiversions.ApiKeyResponse{ApiKey: int16(k), MinVersion: k.MinVersion(), MaxVersion: k.MaxVersion()})
+	}
+	return keys
+}
+
+func newFakeCluster(t *testing.T, n int) *fakeCluster {
+	fc := &fakeCluster{t: t, leaders: map[int32]int32{0: 1}}
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		p, _ := strconv.Atoi(port)
+		b := &fakeBroker{cluster: fc, id: int32(i + 1), ln: ln, host: host, port: int32(p), apiKeys: allApiKeys()}
+		fc.brokers = append(fc.brokers, b)
+		go b.serve()
+	}
+	t.Cleanup(fc.close)
+	return fc
+}
+
+func (fc *fakeCluster) close() {
+	for _, b := range fc.brokers {
+		b.ln.Close()
+		b.mu.Lock()
+		for _, c := range b.conns {
+			c.Close()
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (fc *fakeCluster) addr() net.Addr { return TCP(fc.brokers[0].ln.Addr().String()) }
+
+func (fc *fakeCluster) setLeader(partition, broker int32) {
+	fc.mu.Lock()
+	fc.leaders[partition] = broker
+	fc.mu.Unlock()
+}
+
+// count returns how many requests of key were received (by broker, when
+// broker > 0).
+func (fc *fakeCluster) count(key protocol.ApiKey, broker int32) int {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	n := 0
+	for _, s := range fc.seen {
+		if s.key == key && (broker == 0 || s.broker == broker) {
+			n++
+		}
+	}
+	return n
+}
+
+func (fc *fakeCluster) requests(key protocol.ApiKey) []fakeSeen {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	var out []fakeSeen
+	for _, s := range fc.seen {
+		if s.key == key {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (fc *fakeCluster) metadataResponse() *metadata.Response {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	res := &metadata.Response{ClusterID: "fake", ControllerID: 1}
+	for _, b := range fc.brokers {
+		res.Brokers = append(res.Brokers, metadata.ResponseBroker{NodeID: b.id, Host: b.host, Port: b.port})
+	}
+	topic := metadata.ResponseTopic{Name: "t"}
+	for p := int32(0); p < int32(len(fc.leaders)); p++ {
+		topic.Partitions = append(topic.Partitions, metadata.ResponsePartition{
+			PartitionIndex: p, LeaderID: fc.leaders[p], ReplicaNodes: []int32{fc.leaders[p]}, IsrNodes: []int32{fc.leaders[p]},
+		})
+	}
+	res.Topics = []metadata.ResponseTopic{topic}
+	return res
+}
+
+func (b *fakeBroker) serve() {
+	for {
+		nc, err := b.ln.Accept()
+		if err != nil {
+			return
+		}
+		b.mu.Lock()
+		b.conns = append(b.conns, nc)
+		st := &fakeConnState{b: b, nc: nc, num: len(b.conns)}
+		b.mu.Unlock()
+		go b.serveConn(st)
+	}
+}
+
+func (b *fakeBroker) serveConn(c *fakeConnState) {
+	defer func() {
+		c.nc.Close()
+		b.mu.Lock()
+		b.closed++
+		b.mu.Unlock()
+	}()
+	fc := b.cluster
+	for {
+		version, id, _, msg, err := protocol.ReadRequest(c.nc)
+		if err != nil {
+			return
+		}
+		r := &fakeRequest{conn: c, Broker: b.id, Version: version, ID: id, Msg: msg}
+		fc.mu.Lock()
+		fc.seen = append(fc.seen, fakeSeen{broker: b.id, conn: c.num, key: msg.ApiKey(), version: version})
+		handle, hold := fc.handle, fc.metaHold
+		fc.mu.Unlock()
+
+		b.mu.Lock()
+		auth := b.authMode
+		b.mu.Unlock()
+		if auth != nil && auth(c, r) {
+			continue
+		}
+		switch msg.ApiKey() {
+		case protocol.ApiVersions:
+			b.mu.Lock()
+			keys := append([]apiversions.ApiKeyResponse(nil), b.apiKeys...)
+			b.mu.Unlock()
+			r.reply(&apiversions.Response{ApiKeys: keys})
+		case protocol.Metadata:
+			if hold != nil {
+				go func() {
+					<-hold
+					r.reply(fc.metadataResponse())
+				}()
+				continue
+			}
+			r.reply(fc.metadataResponse())
+		default:
+			if handle != nil {
+				handle(r)
+			}
+		}
+	}
+}
+
+func (b *fakeBroker) numClosed() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+func (b *fakeBroker) numConns() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.conns)
+}

@@ -1,0 +1,585 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/apiversions"
+	"github.com/segmentio/kafka-go/protocol/findcoordinator"
+	"github.com/segmentio/kafka-go/protocol/heartbeat"
+	"github.com/segmentio/kafka-go/protocol/produce"
+	"github.com/segmentio/kafka-go/protocol/saslauthenticate"
+	"github.com/segmentio/kafka-go/protocol/saslhandshake"
+	"github.com/segmentio/kafka-go/sasl/plain"
+)
+
+// waitFor polls cond until it holds, failing the test after a generous
+// delay (a hang, not a slow machine).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func produceRequest(partition int32, acks int16) *produce.Request {
+	return &produce.Request{
+		Acks:    acks,
+		Timeout: 1000,
+		Topics: []produce.RequestTopic{{
+			Topic: "t",
+			Partitions: []produce.RequestPartition{{
+				Partition: partition,
+				RecordSet: protocol.RecordSet{Records: NewRecordReader(Record{Value: NewBytes([]byte("x"))})},
+			}},
+		}},
+	}
+}
+
+func produceReply(r *fakeRequest, code int16) {
+	req := r.Msg.(*produce.Request)
+	r.reply(&produce.Response{Topics: []produce.ResponseTopic{{
+		Topic: req.Topics[0].Topic,
+		Partitions: []produce.ResponsePartition{{
+			Partition: req.Topics[0].Partitions[0].Partition, ErrorCode: code, BaseOffset: 42,
+		}},
+	}}})
+}
+
+func (fc *fakeCluster) setHandler(h func(r *fakeRequest)) {
+	fc.mu.Lock()
+	fc.handle = h
+	fc.mu.Unlock()
+}
+
+func (b *fakeBroker) setApiKey(key protocol.ApiKey, min, max int16) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.apiKeys {
+		if b.apiKeys[i].ApiKey == int16(key) {
+			b.apiKeys[i].MinVersion, b.apiKeys[i].MaxVersion = min, max
+		}
+	}
+}
+
+func newTestTransport(t *testing.T) *Transport {
+	tr := &Transport{MetadataTTL: time.Hour, ClientID: "test"}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+func TestTransportNegotiatesHighestCommonVersion(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.brokers[0].setApiKey(protocol.Produce, 0, 5)
+	fc.brokers[0].setApiKey(protocol.Metadata, 0, 7)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := newTestTransport(t)
+
+	m, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.(*produce.Response).Topics[0].Partitions[0].BaseOffset; got != 42 {
+		t.Fatalf("base offset %d, want 42", got)
+	}
+	if v := fc.requests(protocol.Produce)[0].version; v != 5 {
+		t.Fatalf("produce sent in v%d, want v5", v)
+	}
+	if v := fc.requests(protocol.Metadata)[0].version; v != 7 {
+		t.Fatalf("metadata sent in v%d, want v7", v)
+	}
+	if v := fc.requests(protocol.ApiVersions)[0].version; v != protocol.ApiVersions.MaxVersion() {
+		t.Fatalf("ApiVersions sent in v%d, want our highest v%d", v, protocol.ApiVersions.MaxVersion())
+	}
+}
+
+func TestTransportApiVersionsFallback(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	b := fc.brokers[0]
+	b.setApiKey(protocol.ApiVersions, 0, 2)
+	// A broker that does not know the version asked answers in v0 with
+	// UNSUPPORTED_VERSION and its own range for ApiVersions.
+	b.authMode = func(c *fakeConnState, r *fakeRequest) bool {
+		if r.Msg.ApiKey() != protocol.ApiVersions || r.Version <= 2 {
+			return false
+		}
+		r.Version = 0
+		r.reply(&apiversions.Response{
+			ErrorCode: int16(UnsupportedVersion),
+			ApiKeys:   []apiversions.ApiKeyResponse{{ApiKey: int16(protocol.ApiVersions), MinVersion: 0, MaxVersion: 2}},
+		})
+		return true
+	}
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := newTestTransport(t)
+
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	var versions []int16
+	for _, s := range fc.requests(protocol.ApiVersions) {
+		if s.conn == 1 {
+			versions = append(versions, s.version)
+		}
+	}
+	if len(versions) != 2 || versions[0] != protocol.ApiVersions.MaxVersion() || versions[1] != 2 {
+		t.Fatalf("ApiVersions versions sent on the first connection: %v, want [%d 2]", versions, protocol.ApiVersions.MaxVersion())
+	}
+}
+
+func TestTransportNoCommonVersion(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.brokers[0].setApiKey(protocol.Produce, 0, 2) // below our floor of v3
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := newTestTransport(t)
+
+	_, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1))
+	if !errors.Is(err, protocol.ErrNoVersionOverlap) {
+		t.Fatalf("error %v does not wrap ErrNoVersionOverlap", err)
+	}
+	if !strings.Contains(err.Error(), "Produce") {
+		t.Fatalf("error does not name the API: %v", err)
+	}
+	if n := fc.count(protocol.Produce, 0); n != 0 {
+		t.Fatalf("%d produce requests reached the broker", n)
+	}
+}
+
+func fakeCoordKey(r *findcoordinator.Request) string {
+	if len(r.CoordinatorKeys) > 0 {
+		return r.CoordinatorKeys[0]
+	}
+	return r.Key
+}
+
+func coordinatorReply(r *fakeRequest, node int32, host string, code int16) {
+	key := fakeCoordKey(r.Msg.(*findcoordinator.Request))
+	if r.Version >= 4 {
+		r.reply(&findcoordinator.Response{Coordinators: []findcoordinator.ResponseCoordinator{{
+			Key: key, NodeID: node, Host: host, Port: 1, ErrorCode: code,
+		}}})
+		return
+	}
+	r.reply(&findcoordinator.Response{NodeID: node, Host: host, Port: 1, ErrorCode: code})
+}
+
+func TestTransportPipelinesAndMatchesOutOfOrderResponses(t *testing.T) {
+	const n = 8
+	fc := newFakeCluster(t, 1)
+	var mu sync.Mutex
+	var held []*fakeRequest
+	fc.setHandler(func(r *fakeRequest) {
+		if r.Msg.ApiKey() != protocol.FindCoordinator {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		held = append(held, r)
+		if len(held) < n {
+			return
+		}
+		// All requests are in flight on the connection: answer them last
+		// first, each with its own key as host.
+		for i := len(held) - 1; i >= 0; i-- {
+			req := held[i]
+			coordinatorReply(req, 1, fakeCoordKey(req.Msg.(*findcoordinator.Request)), 0)
+		}
+	})
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+	// Warm up: metadata and the connection.
+	if _, err := tr.RoundTrip(ctx, fc.addr(), &apiversions.Request{}); err != nil {
+		t.Fatal(err)
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			key := fmt.Sprintf("group-%d", i)
+			m, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: key})
+			if err != nil {
+				errs <- err
+				return
+			}
+			c, _ := m.(*findcoordinator.Response).Coordinator(key)
+			if c.Host != key {
+				errs <- fmt.Errorf("request for %s got the response for %s", key, c.Host)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	conns := map[int]bool{}
+	for _, s := range fc.requests(protocol.FindCoordinator) {
+		conns[s.conn] = true
+	}
+	if len(conns) != 1 {
+		t.Fatalf("requests were spread over %d connections, want 1", len(conns))
+	}
+	if c := fc.brokers[0].numConns(); c != 1 {
+		t.Fatalf("the transport opened %d connections, want 1", c)
+	}
+}
+
+func TestTransportCancelWhileWaitingForResponse(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) {}) // never answers
+	tr := newTestTransport(t)
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "g"})
+		done <- err
+	}()
+	waitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	// The connection with a request that will never be answered is
+	// retired, so it does not take new requests.
+	waitFor(t, "the connection to be closed", func() bool { return fc.brokers[0].numClosed() == 1 })
+	fc.setHandler(func(r *fakeRequest) { coordinatorReply(r, 1, "h", 0) })
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), &findcoordinator.Request{Key: "g"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTransportCancelWhileWaitingForMetadata(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.metaHold = make(chan struct{})
+	defer close(fc.metaHold)
+	tr := newTestTransport(t)
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1))
+		done <- err
+	}()
+	waitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestTransportContextEndUnblocksRequests(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) {}) // never answers
+	tctx, stop := context.WithCancel(context.Background())
+	tr := &Transport{Context: tctx}
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.RoundTrip(context.Background(), fc.addr(), &findcoordinator.Request{Key: "g"})
+		done <- err
+	}()
+	waitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	stop()
+	if err := <-done; err == nil {
+		t.Fatal("request succeeded after the transport's context ended")
+	}
+	waitFor(t, "the connection to be closed", func() bool { return fc.brokers[0].numClosed() == 1 })
+	if _, err := tr.RoundTrip(context.Background(), fc.addr(), &findcoordinator.Request{Key: "g"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("request on a stopped transport: %v", err)
+	}
+}
+
+func TestTransportConcurrentRefreshesCollapse(t *testing.T) {
+	const n = 20
+	fc := newFakeCluster(t, 1)
+	hold := make(chan struct{})
+	fc.metaHold = hold
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	waitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) >= 1 })
+	time.Sleep(20 * time.Millisecond) // let the other requests queue up
+	close(hold)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if m := fc.count(protocol.Metadata, 0); m != 1 {
+		t.Fatalf("%d metadata requests for %d concurrent requests, want 1", m, n)
+	}
+	if p := fc.count(protocol.Produce, 1); p != n {
+		t.Fatalf("broker received %d produce requests, want %d", p, n)
+	}
+}
+
+func TestTransportNotLeaderRefreshesMetadata(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	fc.setHandler(func(r *fakeRequest) {
+		if r.Msg.ApiKey() != protocol.Produce {
+			return
+		}
+		if r.Broker == 1 {
+			// Leadership moved to broker 2.
+			fc.setLeader(0, 2)
+			produceReply(r, int16(NotLeaderForPartition))
+			return
+		}
+		produceReply(r, 0)
+	})
+	tr := newTestTransport(t)
+	client := &Client{Addr: fc.addr(), Transport: tr}
+	ctx := testContext(t)
+	records := func() RecordReader { return NewRecordReader(Record{Value: NewBytes([]byte("v"))}) }
+
+	res, err := client.Produce(ctx, &ProduceRequest{Topic: "t", Partition: 0, RequiredAcks: RequireAll, Records: records()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(res.Error, NotLeaderForPartition) {
+		t.Fatalf("first produce: error %v, want NotLeaderForPartition", res.Error)
+	}
+	res, err = client.Produce(ctx, &ProduceRequest{Topic: "t", Partition: 0, RequiredAcks: RequireAll, Records: records()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil || res.BaseOffset != 42 {
+		t.Fatalf("second produce: %+v", res)
+	}
+	if n := fc.count(protocol.Produce, 2); n != 1 {
+		t.Fatalf("the new leader received %d produce requests, want 1", n)
+	}
+	if n := fc.count(protocol.Metadata, 0); n != 2 {
+		t.Fatalf("%d metadata requests, want 2 (bootstrap and after NOT_LEADER)", n)
+	}
+}
+
+func TestTransportDisconnectRefreshesMetadata(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	fc.setHandler(func(r *fakeRequest) {
+		if r.Msg.ApiKey() != protocol.Produce {
+			return
+		}
+		if r.Broker == 1 {
+			fc.setLeader(0, 2)
+			r.closeConn()
+			return
+		}
+		produceReply(r, 0)
+	})
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err == nil {
+		t.Fatal("produce on a connection closed by the broker succeeded")
+	} else if !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		t.Logf("disconnect reported as %v", err)
+	}
+	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := fc.count(protocol.Produce, 2); n != 1 {
+		t.Fatalf("the new leader received %d produce requests, want 1", n)
+	}
+}
+
+func TestTransportAcksNone(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) {}) // a broker sends nothing back for acks=0
+	tr := newTestTransport(t)
+	m, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, 0))
+	if err != nil || m != nil {
+		t.Fatalf("acks=0 produce: %v, %v; want nil, nil", m, err)
+	}
+	waitFor(t, "the produce request", func() bool { return fc.count(protocol.Produce, 1) == 1 })
+}
+
+func TestTransportIdleConnectionsAreClosed(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := &Transport{IdleTimeout: 20 * time.Millisecond, MetadataTTL: time.Hour}
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	b := fc.brokers[0]
+	waitFor(t, "idle connections to be closed", func() bool { return b.numConns() > 0 && b.numClosed() == b.numConns() })
+}
+
+func TestTransportCloseIdleConnections(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := &Transport{MetadataTTL: time.Hour}
+	ctx := testContext(t)
+	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	b := fc.brokers[0]
+	if b.numClosed() != 0 {
+		t.Fatal("connections closed before CloseIdleConnections")
+	}
+	tr.CloseIdleConnections()
+	waitFor(t, "connections to be closed", func() bool { return b.numClosed() == b.numConns() })
+	// The transport still works, with new connections.
+	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTransportCachesGroupCoordinator(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	var mu sync.Mutex
+	notCoordinator := false
+	fc.setHandler(func(r *fakeRequest) {
+		switch r.Msg.ApiKey() {
+		case protocol.FindCoordinator:
+			coordinatorReply(r, 2, fc.brokers[1].host, 0)
+		case protocol.Heartbeat:
+			mu.Lock()
+			code := int16(0)
+			if notCoordinator {
+				code = int16(NotCoordinatorForGroup)
+				notCoordinator = false
+			}
+			mu.Unlock()
+			r.reply(&heartbeat.Response{ErrorCode: code})
+		}
+	})
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+	hb := func() int16 {
+		m, err := tr.RoundTrip(ctx, fc.addr(), &heartbeat.Request{GroupID: "g", MemberID: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.(*heartbeat.Response).ErrorCode
+	}
+	hb()
+	hb()
+	if n := fc.count(protocol.FindCoordinator, 0); n != 1 {
+		t.Fatalf("%d FindCoordinator requests for two heartbeats, want 1", n)
+	}
+	if n := fc.count(protocol.Heartbeat, 2); n != 2 {
+		t.Fatalf("the coordinator received %d heartbeats, want 2", n)
+	}
+	mu.Lock()
+	notCoordinator = true
+	mu.Unlock()
+	if code := hb(); code != int16(NotCoordinatorForGroup) {
+		t.Fatalf("heartbeat error %d, want NOT_COORDINATOR", code)
+	}
+	hb()
+	if n := fc.count(protocol.FindCoordinator, 0); n != 2 {
+		t.Fatalf("%d FindCoordinator requests, want 2 (the coordinator moved)", n)
+	}
+}
+
+// plainV0Auth makes a broker speak SaslHandshake v0 only, followed by a
+// raw PLAIN token, as brokers before Kafka 1.0 do.
+func plainV0Auth(b *fakeBroker, user, pass string) {
+	b.setApiKey(protocol.SaslHandshake, 0, 0)
+	b.mu.Lock()
+	var keys []apiversions.ApiKeyResponse
+	for _, k := range b.apiKeys {
+		if k.ApiKey != int16(protocol.SaslAuthenticate) {
+			keys = append(keys, k)
+		}
+	}
+	b.apiKeys = keys
+	b.mu.Unlock()
+	b.authMode = func(c *fakeConnState, r *fakeRequest) bool {
+		if r.Msg.ApiKey() != protocol.SaslHandshake {
+			return false
+		}
+		r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+		var size [4]byte
+		if _, err := io.ReadFull(c.nc, size[:]); err != nil {
+			return true
+		}
+		token := make([]byte, binary.BigEndian.Uint32(size[:]))
+		if _, err := io.ReadFull(c.nc, token); err != nil {
+			return true
+		}
+		if string(token) != "\x00"+user+"\x00"+pass {
+			c.nc.Close()
+			return true
+		}
+		c.nc.Write([]byte{0, 0, 0, 0})
+		return true
+	}
+}
+
+func TestTransportSASLHandshakeV0(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	plainV0Auth(fc.brokers[0], "u", "p")
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+
+	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}, MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if n := fc.count(protocol.SaslAuthenticate, 0); n != 0 {
+		t.Fatalf("%d framed SaslAuthenticate requests sent to a v0 broker", n)
+	}
+
+	bad := &Transport{SASL: plain.Mechanism{Username: "u", Password: "wrong"}, MetadataTTL: time.Hour}
+	defer bad.CloseIdleConnections()
+	_, err := bad.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1))
+	if !errors.Is(err, SASLAuthenticationFailed) {
+		t.Fatalf("wrong password: %v, want SASLAuthenticationFailed", err)
+	}
+}
+
+func TestTransportSASLAuthenticateError(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.brokers[0].authMode = func(c *fakeConnState, r *fakeRequest) bool {
+		switch r.Msg.ApiKey() {
+		case protocol.SaslHandshake:
+			r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+			return true
+		case protocol.SaslAuthenticate:
+			r.reply(&saslauthenticate.Response{ErrorCode: int16(SASLAuthenticationFailed), ErrorMessage: "bad password for u"})
+			return true
+		}
+		return false
+	}
+	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}}
+	defer tr.CloseIdleConnections()
+	_, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1))
+	if !errors.Is(err, SASLAuthenticationFailed) || !strings.Contains(err.Error(), "bad password for u") {
+		t.Fatalf("got %v, want SASLAuthenticationFailed with the broker's message", err)
+	}
+	if n := fc.count(protocol.Metadata, 0); n != 0 {
+		t.Fatalf("%d metadata requests sent on an unauthenticated connection", n)
+	}
+}
