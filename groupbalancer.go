@@ -39,15 +39,16 @@ type GroupBalancer interface {
 	AssignGroups(members []GroupMember, partitions []Partition) GroupMemberAssignments
 }
 
-// RangeGroupBalancer is the "range" assignor of the Java client: topic by
-// topic, the members subscribed to the topic (sorted by member ID) each get
-// a contiguous range of its partitions, the first members getting one more
-// when the division is not even.
+// RangeGroupBalancer splits each topic into contiguous ranges, one per
+// subscribed member (members sorted by ID). Member i of m gets the
+// partitions at positions [i*n/m, (i+1)*n/m) of the topic's n partitions,
+// taken in the order they are listed, so when the division is not even it is
+// the last members that get one more (upstream kafka-go's split).
 //
 // With 5 partitions and 2 consumers:
 //
-//	C0: [0, 1, 2]
-//	C1: [3, 4]
+//	C0: [0, 1]
+//	C1: [2, 3, 4]
 //
 // With 6 partitions and 3 consumers:
 //
@@ -61,32 +62,25 @@ func (r RangeGroupBalancer) ProtocolName() string { return "range" }
 func (r RangeGroupBalancer) UserData() ([]byte, error) { return nil, nil }
 
 func (r RangeGroupBalancer) AssignGroups(members []GroupMember, topicPartitions []Partition) GroupMemberAssignments {
-	assignments := newAssignments(members)
-	partitionsByTopic := partitionIDsByTopic(topicPartitions)
-
-	for topic, subscribers := range subscribersByTopic(members) {
-		ids := partitionIDsOf(partitionsByTopic[topic])
-		per, extra := len(ids)/len(subscribers), len(ids)%len(subscribers)
-		next := 0
+	result := GroupMemberAssignments{}
+	for topic, subscribers := range subscribedMembers(members) {
+		ids := topicPartitionIDs(topic, topicPartitions)
+		n, m := len(ids), len(subscribers)
 		for i, id := range subscribers {
-			n := per
-			if i < extra {
-				n++
+			byTopic := memberAssignments(result, id)
+			lo, hi := i*n/m, (i+1)*n/m
+			if hi > lo {
+				byTopic[topic] = append(byTopic[topic], ids[lo:hi]...)
 			}
-			if n > 0 {
-				assignments[id][topic] = append(assignments[id][topic], ids[next:next+n]...)
-			}
-			next += n
 		}
 	}
-	return assignments
+	return result
 }
 
-// RoundRobinGroupBalancer is the "roundrobin" assignor of the Java client:
-// all partitions of all subscribed topics, sorted by topic then partition,
-// are dealt in turn to the members sorted by member ID, skipping members not
-// subscribed to the partition's topic. The turn carries over from one topic
-// to the next.
+// RoundRobinGroupBalancer deals the partitions of each topic, in the order
+// they are listed, to the topic's subscribers (sorted by member ID) in turn.
+// Every topic starts again with the first member, so members with the same
+// subscriptions get the same partition numbers of each topic.
 //
 // With 5 partitions and 2 consumers:
 //
@@ -105,49 +99,55 @@ func (r RoundRobinGroupBalancer) ProtocolName() string { return "roundrobin" }
 func (r RoundRobinGroupBalancer) UserData() ([]byte, error) { return nil, nil }
 
 func (r RoundRobinGroupBalancer) AssignGroups(members []GroupMember, topicPartitions []Partition) GroupMemberAssignments {
-	assignments := newAssignments(members)
-	subscribers := subscribersByTopic(members)
-	partitionsByTopic := partitionIDsByTopic(topicPartitions)
-
-	// Every member, sorted by ID, with the set of its topics.
-	type memberTopics struct {
-		id     string
-		topics map[string]bool
-	}
-	ring := make([]memberTopics, 0, len(assignments))
-	for id := range assignments {
-		ring = append(ring, memberTopics{id: id, topics: map[string]bool{}})
-	}
-	sort.Slice(ring, func(i, j int) bool { return ring[i].id < ring[j].id })
-	index := make(map[string]int, len(ring))
-	for i, m := range ring {
-		index[m.id] = i
-	}
-	for topic, ids := range subscribers {
-		for _, id := range ids {
-			ring[index[id]].topics[topic] = true
+	result := GroupMemberAssignments{}
+	for topic, subscribers := range subscribedMembers(members) {
+		for _, id := range subscribers {
+			memberAssignments(result, id)
+		}
+		for k, p := range topicPartitionIDs(topic, topicPartitions) {
+			byTopic := memberAssignments(result, subscribers[k%len(subscribers)])
+			byTopic[topic] = append(byTopic[topic], p)
 		}
 	}
+	return result
+}
 
-	topics := make([]string, 0, len(subscribers))
-	for topic := range subscribers {
-		topics = append(topics, topic)
+// member returns the assignments of member id, creating an empty entry so
+// that members left without partitions still appear in the result.
+func memberAssignments(a GroupMemberAssignments, id string) map[string][]int {
+	byTopic, ok := a[id]
+	if !ok {
+		byTopic = map[string][]int{}
+		a[id] = byTopic
 	}
-	sort.Strings(topics)
+	return byTopic
+}
 
-	turn := 0
-	for _, topic := range topics {
-		for _, p := range partitionIDsOf(partitionsByTopic[topic]) {
-			// The topic has at least one subscriber, so this terminates.
-			for !ring[turn].topics[topic] {
-				turn = (turn + 1) % len(ring)
-			}
-			id := ring[turn].id
-			assignments[id][topic] = append(assignments[id][topic], p)
-			turn = (turn + 1) % len(ring)
+// subscribedMembers maps each topic to the IDs of the members listing it,
+// sorted by ID. A member listing a topic twice appears twice, as upstream.
+func subscribedMembers(members []GroupMember) map[string][]string {
+	byTopic := map[string][]string{}
+	for _, m := range members {
+		for _, topic := range m.Topics {
+			byTopic[topic] = append(byTopic[topic], m.ID)
 		}
 	}
-	return assignments
+	for _, ids := range byTopic {
+		sort.Strings(ids)
+	}
+	return byTopic
+}
+
+// topicPartitionIDs returns the IDs of topic's partitions in the order of
+// partitions.
+func topicPartitionIDs(topic string, partitions []Partition) []int {
+	var ids []int
+	for _, p := range partitions {
+		if p.Topic == topic {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
 }
 
 // RackAffinityGroupBalancer ("rack-affinity") assigns partitions to the

