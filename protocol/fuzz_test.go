@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/consumer"
 )
 
 // maxTestKey bounds the API keys tried: past the real ones, it reaches the
@@ -82,4 +83,25 @@ func TestHostileFramesAllocateLittle(t *testing.T) {
 		t.Fatalf("%d bytes allocated per decode", perDecode)
 	}
 	t.Logf("%d decodes, %d bytes allocated per decode", decodes, perDecode)
+}
+
+// FuzzUnmarshal decodes arbitrary bytes as the consumer group payloads that
+// members exchange through the coordinator (and so may come from any
+// client), at every version.
+func FuzzUnmarshal(f *testing.F) {
+	sub := consumer.Subscription{Version: 1, Topics: []string{"a"}, UserData: []byte{1},
+		OwnedPartitions: []consumer.TopicPartition{{Topic: "a", Partitions: []int32{0, 2}}}}
+	for v := int16(0); v <= 3; v++ {
+		if b, err := protocol.Marshal(v, sub); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for v := int16(-1); v <= 3; v++ {
+			var s consumer.Subscription
+			protocol.Unmarshal(data, v, &s)
+			var a consumer.Assignment
+			protocol.Unmarshal(data, v, &a)
+		}
+	})
 }
