@@ -638,47 +638,9 @@ func (a *acceptor) acceptGroup(ctx context.Context, g *partitionGroup, block boo
 	return nil
 }
 
-// acceptOne takes the writer-wide bytes of msgs[i], then hands the message
-// to its partition writer. Nothing is held while waiting.
+// acceptOne hands msgs[i] to its partition writer.
 func (a *acceptor) acceptOne(ctx context.Context, pw *partitionWriter, i int32, block bool) (*writeBatch, error) {
-	size := a.sizes[i]
-	if budget := a.st.bytes; budget != nil {
-		if !block {
-			if !budget.TryAcquire(size) {
-				return nil, errWouldBlock
-			}
-		} else if err := a.w.waitFor(ctx, budget.Reserve(size)); err != nil {
-			return nil, err
-		}
-	}
-	b, err := pw.add(ctx, &a.msgs[i], size, block)
-	if err != nil {
-		if a.st.bytes != nil {
-			a.st.bytes.Release(size)
-		}
-		return nil, err
-	}
-	return b, nil
-}
-
-// waitFor waits for a ticket of a buffer budget, recording the wait in the
-// stats when there was one, and translates the budget's errors into the
-// Writer's.
-func (w *Writer) waitFor(ctx context.Context, t *writerbuf.Ticket) error {
-	var err error
-	if t.Granted() {
-		err = t.Wait(ctx)
-	} else {
-		s := w.state().stats
-		start := time.Now()
-		err = t.Wait(ctx)
-		s.bufferWaits.add(1)
-		s.bufferWaitTime.observeSince(start)
-	}
-	if errors.Is(err, writerbuf.ErrClosed) {
-		return io.ErrClosedPipe
-	}
-	return err // nil, or ctx.Err()
+	return pw.add(ctx, &a.msgs[i], a.sizes[i], block)
 }
 
 func (w *Writer) chooseTopic(msg Message) (string, error) {

@@ -601,33 +601,43 @@ func TestWriterLegacyAsyncNeverBlocks(t *testing.T) {
 }
 
 // FIFO between concurrent callers: callers that queue for the same full
-// partition get in, and get written, in the order they started waiting.
+// partition get in, and get written, in the order they started waiting,
+// whether they wait for a slot or for bytes.
 func TestWriterWaitersServedInArrivalOrder(t *testing.T) {
-	stub := newStubBroker(map[string]int{"t": 1})
-	tp := topicPartition{"t", 0}
-	stub.block()
-	w := &Writer{
-		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
-		MaxBufferedBatches: 1, RequiredAcks: RequireOne,
-	}
-	defer w.Close()
-	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
-		t.Fatal(err)
-	}
-	const waiters = 10
-	var wg sync.WaitGroup
-	for i := 0; i < waiters; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			if err := w.WriteMessages(context.Background(), seqMessages("p0", 3+i, 4+i)...); err != nil {
-				t.Error(err)
+	msgSize := int64((&Message{Key: []byte("p0"), Value: []byte("0")}).totalSize())
+	for _, limits := range []struct {
+		name    string
+		batches int
+		bytes   int64
+	}{{"slots", 1, 0}, {"bytes", 0, 3 * msgSize}, {"both", 1, 3 * msgSize}} {
+		t.Run(limits.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			tp := topicPartition{"t", 0}
+			stub.block()
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+				MaxBufferedBatches: limits.batches, MaxBufferedBytes: limits.bytes, RequiredAcks: RequireOne,
 			}
-		}(i)
-		eventually(t, "waiter queued", func() bool { return slotWaiters(w, tp) == i+1 })
+			defer w.Close()
+			if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
+				t.Fatal(err)
+			}
+			const waiters = 10
+			var wg sync.WaitGroup
+			for i := 0; i < waiters; i++ {
+				wg.Add(1)
+				go func(i int) {
+					defer wg.Done()
+					if err := w.WriteMessages(context.Background(), seqMessages("p0", 3+i, 4+i)...); err != nil {
+						t.Error(err)
+					}
+				}(i)
+				eventually(t, "waiter queued", func() bool { return slotWaiters(w, tp) == i+1 })
+			}
+			stub.release()
+			wg.Wait()
+			w.Flush(context.Background())
+			assertInOrder(t, stub.records(tp), 0, 3+waiters)
+		})
 	}
-	stub.release()
-	wg.Wait()
-	w.Flush(context.Background())
-	assertInOrder(t, stub.records(tp), 0, 3+waiters)
 }

@@ -104,43 +104,49 @@ func (b *writeBatch) fits(size, maxBytes int64) bool {
 	return len(b.msgs) == 0 || b.bytes+size <= maxBytes
 }
 
-// slotWaiter is a caller in line for a partition. Its ticket is granted by
-// the slot budget in FIFO order, but grants and the moment a caller gets the
+// slotWaiter is a caller in line for a partition. Its tickets are granted
+// by the budgets in FIFO order, but grants and the moments callers get the
 // partition's mutex back may come in any order, so the line itself (pending)
 // decides who goes next: only its head may add a message, and turn is
 // closed when the waiter becomes the head.
 type slotWaiter struct {
-	ticket *writerbuf.Ticket
-	turn   chan struct{}
+	bytes *writerbuf.Ticket // nil without MaxBufferedBytes
+	slot  *writerbuf.Ticket // nil without MaxBufferedBatches
+	turn  chan struct{}
 }
 
-// add accepts m into the partition: into the batch being filled, or into a
-// new batch, which needs a slot when MaxBufferedBatches is set. Without
-// block it returns errWouldBlock rather than wait. It returns the batch that
-// received the message.
+// add accepts m into the partition: it takes the message's bytes from the
+// writer-wide budget, and puts the message into the batch being filled or
+// into a new batch, which needs a slot. Without block it returns
+// errWouldBlock rather than wait. It returns the batch that received m.
 func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, block bool) (*writeBatch, error) {
+	bytes := pw.w.state().bytes
+	maxBytes := pw.w.batchBytes()
+
 	pw.mu.Lock()
 	if pw.closed {
 		pw.mu.Unlock()
 		return nil, io.ErrClosedPipe
 	}
-	if pw.slots == nil {
+	if pw.slots == nil && bytes == nil {
 		b := pw.appendLocked(m, size, false)
 		pw.mu.Unlock()
 		return b, nil
 	}
-	// Nobody in line: go straight in if the open batch takes the message or
-	// a slot is free for a new one.
-	if len(pw.pending) == 0 {
-		if pw.cur != nil && pw.cur.fits(size, pw.w.batchBytes()) {
+	// Nobody in line: go straight in if the space is there.
+	if len(pw.pending) == 0 && (bytes == nil || bytes.TryAcquire(size)) {
+		switch {
+		case pw.slots == nil || (pw.cur != nil && pw.cur.fits(size, maxBytes)):
 			b := pw.appendLocked(m, size, false)
 			pw.mu.Unlock()
 			return b, nil
-		}
-		if pw.slots.TryAcquire(1) {
+		case pw.slots.TryAcquire(1):
 			b := pw.appendLocked(m, size, true)
 			pw.mu.Unlock()
 			return b, nil
+		}
+		if bytes != nil {
+			bytes.Release(size)
 		}
 	}
 	if !block {
@@ -150,8 +156,15 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 
 	// Get in line while holding the lock, so that places follow the order
 	// in which callers reached the partition, then wait without it: the
-	// sending loop needs the lock to make room.
-	sw := &slotWaiter{ticket: pw.slots.Reserve(1), turn: make(chan struct{})}
+	// sending loop needs the lock to make room. A slot is reserved even if
+	// the message may end up joining an open batch; it is handed on then.
+	sw := &slotWaiter{turn: make(chan struct{})}
+	if bytes != nil {
+		sw.bytes = bytes.Reserve(size)
+	}
+	if pw.slots != nil {
+		sw.slot = pw.slots.Reserve(1)
+	}
 	pw.pending = append(pw.pending, sw)
 	if len(pw.pending) == 1 {
 		close(sw.turn)
@@ -160,25 +173,9 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 
 	s := pw.w.state().stats
 	start := time.Now()
-	granted := false
-	err := sw.ticket.Wait(ctx)
-	if err == nil {
-		granted = true
-		select {
-		case <-sw.turn:
-		default:
-			select {
-			case <-sw.turn:
-			case <-ctx.Done():
-				err = ctx.Err()
-			}
-		}
-	}
+	err := sw.wait(ctx)
 	s.bufferWaits.add(1)
 	s.bufferWaitTime.observeSince(start)
-	if errors.Is(err, writerbuf.ErrClosed) {
-		err = io.ErrClosedPipe
-	}
 
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
@@ -187,17 +184,47 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 		err = io.ErrClosedPipe
 	}
 	if err != nil {
-		if granted {
-			pw.slots.Release(1)
+		// Wait failed: give back whatever was granted.
+		if sw.bytes != nil {
+			sw.bytes.Cancel()
+		}
+		if sw.slot != nil {
+			sw.slot.Cancel()
 		}
 		return nil, err
 	}
-	if pw.cur != nil && pw.cur.fits(size, pw.w.batchBytes()) {
+	if pw.slots != nil && pw.cur != nil && pw.cur.fits(size, maxBytes) {
 		// Someone opened a batch meanwhile: join it and hand the slot on.
 		pw.slots.Release(1)
 		return pw.appendLocked(m, size, false), nil
 	}
-	return pw.appendLocked(m, size, true), nil
+	return pw.appendLocked(m, size, pw.slots != nil), nil
+}
+
+// wait waits for the waiter's tickets and then for its turn.
+func (sw *slotWaiter) wait(ctx context.Context) error {
+	for _, t := range []*writerbuf.Ticket{sw.bytes, sw.slot} {
+		if t == nil {
+			continue
+		}
+		if err := t.Wait(ctx); err != nil {
+			if errors.Is(err, writerbuf.ErrClosed) {
+				return io.ErrClosedPipe
+			}
+			return err
+		}
+	}
+	select {
+	case <-sw.turn:
+		return nil
+	default:
+	}
+	select {
+	case <-sw.turn:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // leaveLine removes sw from the line, and lets the next one go if sw was
