@@ -11,6 +11,7 @@ require (
 require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/segmentio/kafka-go v0.0.0
 )
 
 replace github.com/segmentio/kafka-go => ../

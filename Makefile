@@ -1,0 +1,132 @@
+# Developer entry points. Every target works on a machine with only Go
+# installed (make docker also needs Docker). Run `make help` for a summary.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+GO ?= go
+# Flags for every `go test` run by `make test`.
+GOTESTFLAGS ?= -race -timeout 20m
+# How long `make fuzz` runs each fuzz target.
+FUZZTIME ?= 10s
+# Extra flags for the embedded cluster, e.g. CLUSTER_FLAGS='-slow-produce 5ms'.
+CLUSTER_FLAGS ?=
+# docker compose v2 plugin, or the standalone docker-compose v1.
+DOCKER_COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo 'docker compose' || echo docker-compose)
+
+KAFKA_BROKERS ?= 127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094
+KAFKA_SASL_BROKERS ?= 127.0.0.1:9096
+export KAFKA_BROKERS KAFKA_SASL_BROKERS
+
+CACHE_DIR := $(CURDIR)/.cache
+CLUSTER_BIN := $(CACHE_DIR)/bin/cluster
+
+# Shell snippets shared by the recipes below.
+#
+# modules: the root module first, then every nested module (any directory
+# with its own go.mod, testdata excluded since the go tool ignores it too).
+# modroot DIR: the directory of the go.mod that owns DIR.
+define SH_FUNCS
+modules() { echo .; find . -name go.mod -not -path ./go.mod -not -path './.git/*' -not -path '*/testdata/*' -not -path './.cache/*' -exec dirname {} \; | sort; }; \
+modroot() { local d="$$1"; while [ ! -f "$$d/go.mod" ]; do d="$$(dirname "$$d")"; done; echo "$$d"; }; \
+relto() { local r="$${2#$$1}"; echo "./$${r#/}"; };
+endef
+
+.PHONY: help
+help:
+	@echo 'make cluster   run the embedded Kafka cluster (kfake) in the foreground: brokers 127.0.0.1:9092-9094, SASL 127.0.0.1:9096'
+	@echo 'make docker    start a real Apache Kafka cluster with docker compose on the same ports (make docker-down stops it)'
+	@echo 'make test      go test $(GOTESTFLAGS) ./... in the root module and every nested module (needs a running cluster)'
+	@echo 'make example   start the embedded cluster in the background, run the examples against it, stop it'
+	@echo 'make vet       go vet ./... in every module'
+	@echo 'make fuzz      run every Fuzz target for FUZZTIME=$(FUZZTIME)'
+	@echo 'make modules   list the modules test/vet iterate over'
+
+.PHONY: modules
+modules:
+	@$(SH_FUNCS) modules
+
+.PHONY: cluster
+cluster:
+	cd itest && $(GO) run ./cmd/cluster $(CLUSTER_FLAGS)
+
+.PHONY: cluster-bin
+cluster-bin:
+	@mkdir -p $(dir $(CLUSTER_BIN))
+	cd itest && $(GO) build -o $(CLUSTER_BIN) ./cmd/cluster
+
+.PHONY: docker
+docker:
+	$(DOCKER_COMPOSE) -f docker-compose.yml up -d
+
+.PHONY: docker-down
+docker-down:
+	$(DOCKER_COMPOSE) -f docker-compose.yml down -v
+
+# Runs every module even when one fails, then reports all failures, so a
+# broken module never hides the results of the others.
+.PHONY: test
+test:
+	@$(SH_FUNCS) failed=""; \
+	for m in $$(modules); do \
+		echo "==> $$m: $(GO) test $(GOTESTFLAGS) ./..."; \
+		(cd "$$m" && $(GO) test $(GOTESTFLAGS) ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED in:$$failed"; exit 1; fi; \
+	echo "make test: all modules passed"
+
+.PHONY: vet
+vet:
+	@$(SH_FUNCS) failed=""; \
+	for m in $$(modules); do \
+		echo "==> $$m: $(GO) vet ./..."; \
+		(cd "$$m" && $(GO) vet ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make vet: FAILED in:$$failed"; exit 1; fi
+
+# Fuzz targets are found by grepping test files, so new ones are picked up
+# without touching this file. `go test -fuzz` takes one package and one
+# target at a time, hence the nested loop.
+.PHONY: fuzz
+fuzz:
+	@$(SH_FUNCS) failed=""; count=0; \
+	files=$$(grep -rlE --include='*_test.go' --exclude-dir=testdata --exclude-dir=.git --exclude-dir=.cache '^func Fuzz[A-Za-z0-9_]*\(' . | sort); \
+	for f in $$files; do \
+		dir=$$(dirname "$$f"); mod=$$(modroot "$$dir"); pkg=$$(relto "$$mod" "$$dir"); \
+		for name in $$(grep -oE '^func Fuzz[A-Za-z0-9_]*\(' "$$f" | sed -e 's/^func //' -e 's/($$//'); do \
+			count=$$((count+1)); \
+			echo "==> $$mod: $(GO) test -run='^$$' -fuzz='^$$name\$$' -fuzztime=$(FUZZTIME) $$pkg"; \
+			(cd "$$mod" && $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg") || failed="$$failed $$pkg:$$name"; \
+		done; \
+	done; \
+	if [ "$$count" = 0 ]; then echo "make fuzz: no Fuzz targets found"; exit 1; fi; \
+	if [ -n "$$failed" ]; then echo "make fuzz: FAILED:$$failed"; exit 1; fi; \
+	echo "make fuzz: $$count targets ran clean"
+
+# Starts the embedded cluster unless something already listens on 9092 (a
+# `make cluster` or `make docker` you started yourself is reused and left
+# running), runs every example program (each directory under examples/
+# with a main package; itest/cmd/demo while there are none), and stops the
+# cluster it started.
+.PHONY: example
+example: cluster-bin
+	@$(SH_FUNCS) \
+	port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$$1") 2>/dev/null; }; \
+	if port_open 9092; then \
+		echo "==> reusing the cluster already listening on 127.0.0.1:9092"; \
+	else \
+		log=$(CACHE_DIR)/cluster.log; \
+		$(CLUSTER_BIN) >"$$log" 2>&1 & pid=$$!; \
+		trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null || true' EXIT; \
+		for i in $$(seq 1 120); do grep -qx ready "$$log" && break; kill -0 $$pid 2>/dev/null || break; sleep 0.5; done; \
+		if ! grep -qx ready "$$log"; then echo "embedded cluster did not start:"; cat "$$log"; exit 1; fi; \
+		echo "==> embedded cluster started (pid $$pid)"; sed -e 's/^/    /' "$$log"; \
+	fi; \
+	dirs=$$( (grep -rlE --include='*.go' --exclude='*_test.go' '^package main$$' examples 2>/dev/null || true) | xargs -r -n1 dirname | sort -u); \
+	[ -n "$$dirs" ] || dirs=itest/cmd/demo; \
+	for d in $$dirs; do \
+		mod=$$(modroot "$$d"); pkg=$$(relto "$$mod" "$$d"); \
+		echo "==> $$mod: $(GO) run $$pkg"; \
+		(cd "$$mod" && $(GO) run "$$pkg"); \
+	done; \
+	echo "make example: all examples ran"
