@@ -6,18 +6,16 @@ import "io"
 // Produce request with acks=0), reads the response, whose correlation ID
 // must be correlationID.
 func RoundTrip(rw io.ReadWriter, apiVersion int16, correlationID int32, clientID string, req Message) (Message, error) {
-	if err := WriteRequest(rw, apiVersion, correlationID, clientID, req); err != nil {
+	err := WriteRequest(rw, apiVersion, correlationID, clientID, req)
+	if err != nil || !expectsResponse(req) {
 		return nil, err
 	}
-	if !expectsResponse(req) {
-		return nil, nil
-	}
-	id, res, err := ReadResponse(rw, req.ApiKey(), apiVersion)
-	if err != nil {
+	gotID, res, err := ReadResponse(rw, req.ApiKey(), apiVersion)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if id != correlationID {
-		return nil, Errorf("correlation id mismatch (expected=%d, found=%d)", correlationID, id)
+	case gotID != correlationID:
+		return nil, Errorf("correlation id mismatch (expected=%d, found=%d)", correlationID, gotID)
 	}
 	return res, nil
 }

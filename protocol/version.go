@@ -3,62 +3,24 @@ package protocol
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
-var apiNames = [...]string{
-	Produce:                      "Produce",
-	Fetch:                        "Fetch",
-	ListOffsets:                  "ListOffsets",
-	Metadata:                     "Metadata",
-	LeaderAndIsr:                 "LeaderAndIsr",
-	StopReplica:                  "StopReplica",
-	UpdateMetadata:               "UpdateMetadata",
-	ControlledShutdown:           "ControlledShutdown",
-	OffsetCommit:                 "OffsetCommit",
-	OffsetFetch:                  "OffsetFetch",
-	FindCoordinator:              "FindCoordinator",
-	JoinGroup:                    "JoinGroup",
-	Heartbeat:                    "Heartbeat",
-	LeaveGroup:                   "LeaveGroup",
-	SyncGroup:                    "SyncGroup",
-	DescribeGroups:               "DescribeGroups",
-	ListGroups:                   "ListGroups",
-	SaslHandshake:                "SaslHandshake",
-	ApiVersions:                  "ApiVersions",
-	CreateTopics:                 "CreateTopics",
-	DeleteTopics:                 "DeleteTopics",
-	DeleteRecords:                "DeleteRecords",
-	InitProducerId:               "InitProducerId",
-	OffsetForLeaderEpoch:         "OffsetForLeaderEpoch",
-	AddPartitionsToTxn:           "AddPartitionsToTxn",
-	AddOffsetsToTxn:              "AddOffsetsToTxn",
-	EndTxn:                       "EndTxn",
-	WriteTxnMarkers:              "WriteTxnMarkers",
-	TxnOffsetCommit:              "TxnOffsetCommit",
-	DescribeAcls:                 "DescribeAcls",
-	CreateAcls:                   "CreateAcls",
-	DeleteAcls:                   "DeleteAcls",
-	DescribeConfigs:              "DescribeConfigs",
-	AlterConfigs:                 "AlterConfigs",
-	AlterReplicaLogDirs:          "AlterReplicaLogDirs",
-	DescribeLogDirs:              "DescribeLogDirs",
-	SaslAuthenticate:             "SaslAuthenticate",
-	CreatePartitions:             "CreatePartitions",
-	CreateDelegationToken:        "CreateDelegationToken",
-	RenewDelegationToken:         "RenewDelegationToken",
-	ExpireDelegationToken:        "ExpireDelegationToken",
-	DescribeDelegationToken:      "DescribeDelegationToken",
-	DeleteGroups:                 "DeleteGroups",
-	ElectLeaders:                 "ElectLeaders",
-	IncrementalAlterConfigs:      "IncrementalAlterConfigs",
-	AlterPartitionReassignments:  "AlterPartitionReassignments",
-	ListPartitionReassignments:   "ListPartitionReassignments",
-	OffsetDelete:                 "OffsetDelete",
-	DescribeClientQuotas:         "DescribeClientQuotas",
-	AlterClientQuotas:            "AlterClientQuotas",
-	DescribeUserScramCredentials: "DescribeUserScramCredentials",
-	AlterUserScramCredentials:    "AlterUserScramCredentials",
-}
+// apiNames holds the names of the APIs, indexed by key.
+var apiNames = strings.Fields(`
+	Produce Fetch ListOffsets Metadata LeaderAndIsr StopReplica UpdateMetadata
+	ControlledShutdown OffsetCommit OffsetFetch FindCoordinator JoinGroup
+	Heartbeat LeaveGroup SyncGroup DescribeGroups ListGroups SaslHandshake
+	ApiVersions CreateTopics DeleteTopics DeleteRecords InitProducerId
+	OffsetForLeaderEpoch AddPartitionsToTxn AddOffsetsToTxn EndTxn
+	WriteTxnMarkers TxnOffsetCommit DescribeAcls CreateAcls DeleteAcls
+	DescribeConfigs AlterConfigs AlterReplicaLogDirs DescribeLogDirs
+	SaslAuthenticate CreatePartitions CreateDelegationToken
+	RenewDelegationToken ExpireDelegationToken DescribeDelegationToken
+	DeleteGroups ElectLeaders IncrementalAlterConfigs
+	AlterPartitionReassignments ListPartitionReassignments OffsetDelete
+	DescribeClientQuotas AlterClientQuotas DescribeUserScramCredentials
+	AlterUserScramCredentials`)
 
 // String returns the API's name, or its number for keys without a name.
 func (k ApiKey) String() string {

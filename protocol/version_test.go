@@ -76,3 +76,14 @@ func TestVersionFloors(t *testing.T) {
 		t.Fatalf("floors %v", saved)
 	}
 }
+
+func TestApiNamesMatchKeys(t *testing.T) {
+	if len(apiNames) != numApis {
+		t.Fatalf("%d names for %d APIs", len(apiNames), numApis)
+	}
+	for k, want := range map[ApiKey]string{Produce: "Produce", ApiVersions: "ApiVersions", OffsetDelete: "OffsetDelete", DescribeUserScramCredentials: "DescribeUserScramCredentials"} {
+		if k.String() != want {
+			t.Errorf("%d: %s", int(k), k)
+		}
+	}
+}

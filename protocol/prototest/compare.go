@@ -2,6 +2,7 @@ package prototest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -156,4 +157,25 @@ func compareRecords(path string, a, b []memRecord) string {
 		}
 	}
 	return ""
+}
+
+// drainRecords reads every record of r into memory.
+func drainRecords(r protocol.RecordReader) ([]memRecord, error) {
+	var out []memRecord
+	for {
+		rec, err := r.ReadRecord()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, memRecord{
+			offset:  rec.Offset,
+			time:    rec.Time,
+			key:     readBytes(rec.Key),
+			value:   readBytes(rec.Value),
+			headers: rec.Headers,
+		})
+	}
 }

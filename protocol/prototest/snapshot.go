@@ -2,7 +2,6 @@ package prototest
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"reflect"
 	"time"
@@ -61,27 +60,6 @@ func readBytes(b protocol.Bytes) []byte {
 		data = []byte{}
 	}
 	return data
-}
-
-// drainRecords reads every record of r into memory.
-func drainRecords(r protocol.RecordReader) ([]memRecord, error) {
-	var out []memRecord
-	for {
-		rec, err := r.ReadRecord()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return out, err
-		}
-		out = append(out, memRecord{
-			offset:  rec.Offset,
-			time:    rec.Time,
-			key:     readBytes(rec.Key),
-			value:   readBytes(rec.Value),
-			headers: rec.Headers,
-		})
-	}
 }
 
 // snapshotState remembers the content of every one-shot reader in a
