@@ -405,7 +405,16 @@ func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start
 		pool = cl.seed
 	}
 
-	res, err := pool.roundTrip(ctx, req)
+	res, sent, err := pool.tryRoundTrip(ctx, req)
+	if err != nil && !sent && pool == cl.seed && ctx.Err() == nil && !isAuthError(err) {
+		// The bootstrap servers cannot be reached, but any broker will
+		// do: try the others the cluster told us about.
+		for _, p := range cl.otherBrokers(s) {
+			if res, sent, err = p.tryRoundTrip(ctx, req); err == nil || sent || ctx.Err() != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		if ctx.Err() == nil && !isRequestError(err) {
 			// The broker went away: it may no longer lead anything.
@@ -426,6 +435,20 @@ func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start
 		}
 	}
 	return res, nil
+}
+
+// otherBrokers returns the pools of the brokers of the layout, in random
+// order.
+func (cl *cluster) otherBrokers(s *clusterState) []*connPool {
+	ids := s.layout.BrokerIDs()
+	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	pools := make([]*connPool, 0, len(ids))
+	for _, id := range ids {
+		if p := cl.brokerPool(id); p != nil {
+			pools = append(pools, p)
+		}
+	}
+	return pools
 }
 
 // isRequestError tells errors about the request itself (it could not be

@@ -240,3 +240,13 @@ func (b *fakeBroker) numConns() int {
 	defer b.mu.Unlock()
 	return len(b.conns)
 }
+
+// stop closes the broker's listener and connections, as if it went down.
+func (b *fakeBroker) stop() {
+	b.ln.Close()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.conns {
+		c.Close()
+	}
+}

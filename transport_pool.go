@@ -62,13 +62,20 @@ func needsOwnConn(req protocol.Message) bool {
 
 // roundTrip sends req on one of the pool's connections.
 func (p *connPool) roundTrip(ctx context.Context, req protocol.Message) (protocol.Message, error) {
+	res, _, err := p.tryRoundTrip(ctx, req)
+	return res, err
+}
+
+// tryRoundTrip is roundTrip, also telling whether the request may have
+// reached the broker: it did not when no connection could be opened.
+func (p *connPool) tryRoundTrip(ctx context.Context, req protocol.Message) (res protocol.Message, sent bool, err error) {
 	c, err := p.acquire(ctx, needsOwnConn(req))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	res, err := c.roundTrip(ctx, req)
+	res, err = c.roundTrip(ctx, req)
 	p.release(c, err != nil && ctx.Err() != nil)
-	return res, err
+	return res, true, err
 }
 
 // acquire returns a connection reserved for one request; release must be

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -581,5 +583,150 @@ func TestTransportSASLAuthenticateError(t *testing.T) {
 	}
 	if n := fc.count(protocol.Metadata, 0); n != 0 {
 		t.Fatalf("%d metadata requests sent on an unauthenticated connection", n)
+	}
+}
+
+func TestTransportFallsBackToKnownBrokers(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	fc.setHandler(func(r *fakeRequest) {
+		if r.Msg.ApiKey() == protocol.FindCoordinator {
+			coordinatorReply(r, r.Broker, "h", 0)
+		}
+	})
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+	if _, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	// The bootstrap broker goes away; the other one can answer.
+	fc.brokers[0].stop()
+	waitFor(t, "the connection to drop", func() bool { return fc.brokers[0].numClosed() == fc.brokers[0].numConns() })
+	var err error
+	for i := 0; i < 3; i++ {
+		// A request already queued on the dying connection may fail;
+		// the next ones must reach broker 2.
+		if _, err = tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "b"}); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fc.count(protocol.FindCoordinator, 2); n != 1 {
+		t.Fatalf("broker 2 received %d requests, want 1", n)
+	}
+}
+
+func TestTransportReleasesGoroutines(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	fc.setLeader(1, 2)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	before := runtime.NumGoroutine()
+
+	tr := &Transport{MetadataTTL: time.Hour}
+	ctx := testContext(t)
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(int32(i%2), -1)); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if fc.brokers[1].numConns() == 0 {
+		t.Fatal("no connection to broker 2")
+	}
+	tr.CloseIdleConnections()
+	// Connection readers (ours) and connection handlers (the fake
+	// broker's) all end once the connections are closed.
+	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+func TestTransportRefreshesExpiredMetadata(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := &Transport{MetadataTTL: 5 * time.Millisecond}
+	defer tr.CloseIdleConnections()
+	ctx := testContext(t)
+	waitFor(t, "a second metadata request", func() bool {
+		if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+			t.Fatal(err)
+		}
+		return fc.count(protocol.Metadata, 0) >= 2
+	})
+
+	// With a long TTL, requests keep using the cache.
+	fc2 := newFakeCluster(t, 1)
+	fc2.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr2 := newTestTransport(t)
+	for i := 0; i < 5; i++ {
+		if _, err := tr2.RoundTrip(ctx, fc2.addr(), produceRequest(0, -1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fc2.count(protocol.Metadata, 0); n != 1 {
+		t.Fatalf("%d metadata requests within the TTL, want 1", n)
+	}
+}
+
+func TestTransportMetadataFromCache(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	client := &Client{Addr: fc.addr(), Transport: newTestTransport(t)}
+	ctx := testContext(t)
+	res, err := client.Metadata(ctx, &MetadataRequest{Topics: []string{"t", "missing"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Brokers) != 2 || res.ClusterID != "fake" || res.Controller.ID != 1 {
+		t.Fatalf("brokers %+v, cluster %q, controller %+v", res.Brokers, res.ClusterID, res.Controller)
+	}
+	if len(res.Topics) != 2 || res.Topics[0].Name != "t" || res.Topics[1].Name != "missing" {
+		t.Fatalf("topics %+v", res.Topics)
+	}
+	if p := res.Topics[0].Partitions; len(p) != 1 || p[0].Leader.ID != 1 || p[0].Leader.Port == 0 {
+		t.Fatalf("partitions %+v", p)
+	}
+	if !errors.Is(res.Topics[1].Error, UnknownTopicOrPartition) {
+		t.Fatalf("missing topic error %v", res.Topics[1].Error)
+	}
+	before := fc.count(protocol.Metadata, 0)
+	if _, err := client.Metadata(ctx, &MetadataRequest{Topics: []string{"t"}}); err != nil {
+		t.Fatal(err)
+	}
+	if fc.count(protocol.Metadata, 0) != before {
+		t.Fatal("a metadata request for a cached topic reached the broker")
+	}
+}
+
+func TestNegotiateConn(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	plainV0Auth(fc.brokers[0], "u", "p")
+	fc.brokers[0].setApiKey(protocol.Fetch, 0, 8)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	nc, err := net.Dial("tcp", fc.brokers[0].ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	versions, _, ranges, err := negotiateConn(testContext(t), nc, "conn-test", plain.Mechanism{Username: "u", Password: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if versions[protocol.Fetch] != 8 || ranges[protocol.Fetch] != [2]int16{0, 8} {
+		t.Fatalf("fetch version %d, range %v", versions[protocol.Fetch], ranges[protocol.Fetch])
+	}
+	if versions[protocol.Produce] != protocol.Produce.MaxVersion() {
+		t.Fatalf("produce version %d", versions[protocol.Produce])
+	}
+	// The connection is usable right away.
+	res, err := protocol.RoundTrip(nc, versions[protocol.Produce], 100, "conn-test", produceRequest(0, -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.(*produce.Response).Topics[0].Partitions[0].BaseOffset != 42 {
+		t.Fatalf("unexpected response %+v", res)
 	}
 }
