@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -50,6 +51,14 @@ type testResponse struct {
 		A int32  `kafka:"v0+"`
 		B string `kafka:"v3+,tag=2"`
 	} `kafka:"v1+"`
+	Meta testMeta `kafka:"v3+,tag=4"`
+}
+
+// testMeta is a tagged field that has tagged fields of its own.
+type testMeta struct {
+	X int32      `kafka:"v3+"`
+	Y string     `kafka:"v3+,tag=0"`
+	Z []testItem `kafka:"v3+,tag=1"`
 }
 
 func (*testResponse) ApiKey() ApiKey { return testKey }
@@ -382,5 +391,33 @@ func TestStringTooLong(t *testing.T) {
 	}
 	if err := WriteRequest(io.Discard, 2, 0, "", msg); err != nil {
 		t.Fatalf("compact strings have no such limit: %v", err)
+	}
+}
+
+func TestNestedTaggedFields(t *testing.T) {
+	res := &testResponse{Error: 1}
+	res.Meta = testMeta{X: 2, Y: "y", Z: []testItem{{Key: "k", T: 5}}}
+	var buf bytes.Buffer
+	if err := WriteResponse(&buf, 3, 1, res); err != nil {
+		t.Fatal(err)
+	}
+	want := mustHex(t, `00000000 00000001 00
+		0001
+		01
+		00000000 00
+		01 04 1c
+		   00000002
+		   02 00 02 0279
+		      01 11 02 02 6b 0000 0000000000000000 01 01 01 05`)
+	binary.BigEndian.PutUint32(want, uint32(len(want)-4))
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("got  %x\nwant %x", buf.Bytes(), want)
+	}
+	_, got, err := ReadResponse(&buf, testKey, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, res) {
+		t.Fatalf("decoded %+v, want %+v", got, res)
 	}
 }
