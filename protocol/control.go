@@ -18,16 +18,6 @@ type ControlBatch struct {
 	Records              RecordReader
 }
 
-// NewControlBatch returns a control batch holding records. Only Records is
-// set; the header fields are left for the caller to fill in.
-func NewControlBatch(records ...ControlRecord) *ControlBatch {
-	recs := make([]Record, 0, len(records))
-	for i := range records {
-		recs = append(recs, records[i].Record())
-	}
-	return &ControlBatch{Records: NewRecordReader(recs...)}
-}
-
 func (c *ControlBatch) ReadRecord() (*Record, error) { return c.Records.ReadRecord() }
 
 // ReadControlRecord reads the next record of the batch and decodes it as a
@@ -45,6 +35,16 @@ func (c *ControlBatch) Offset() int64 { return c.BaseOffset }
 
 // Version is the message format of the batch, always 2.
 func (c *ControlBatch) Version() int { return 2 }
+
+// NewControlBatch returns a control batch holding records. Only Records is
+// set; the header fields are left for the caller to fill in.
+func NewControlBatch(records ...ControlRecord) *ControlBatch {
+	recs := make([]Record, 0, len(records))
+	for i := range records {
+		recs = append(recs, records[i].Record())
+	}
+	return &ControlBatch{Records: NewRecordReader(recs...)}
+}
 
 // ControlRecord is a decoded control record. On the wire its key is the
 // int16 Version followed by the int16 Type (0 abort, 1 commit for

@@ -12,6 +12,12 @@ import (
 // low three bits, then the timestamp type, transactional and control bits.
 type Attributes int16
 
+// Bits of the attributes that this package reads but does not export.
+const (
+	rbCodecMask     Attributes = 7
+	rbLogAppendTime Attributes = 1 << 3
+)
+
 const (
 	Gzip          Attributes = Attributes(compress.Gzip)
 	Snappy        Attributes = Attributes(compress.Snappy)
@@ -19,12 +25,6 @@ const (
 	Zstd          Attributes = Attributes(compress.Zstd)
 	Transactional Attributes = 1 << 4
 	Control       Attributes = 1 << 5
-)
-
-// Bits of the attributes that this package reads but does not export.
-const (
-	rbCodecMask     Attributes = 7
-	rbLogAppendTime Attributes = 1 << 3
 )
 
 // Compression returns the codec the batch is compressed with.
@@ -51,12 +51,6 @@ func (a Attributes) String() string {
 	return name
 }
 
-// Header is a key/value pair attached to a record.
-type Header struct {
-	Key   string
-	Value []byte
-}
-
 // Record is one record of a record set. Key and Value are nil for a null key
 // or value.
 //
@@ -81,6 +75,12 @@ type Record struct {
 // readers reuse it.
 type RecordReader interface {
 	ReadRecord() (*Record, error)
+}
+
+// Header is a key/value pair attached to a record.
+type Header struct {
+	Key   string
+	Value []byte
 }
 
 // RecordSet is the records of one partition in a Produce request or a Fetch

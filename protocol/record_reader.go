@@ -5,6 +5,41 @@ import (
 	"io"
 )
 
+// RecordBatch is a message format v2 record batch and its header fields.
+type RecordBatch struct {
+	Attributes           Attributes
+	PartitionLeaderEpoch int32
+	BaseOffset           int64
+	ProducerID           int64
+	ProducerEpoch        int16
+	BaseSequence         int32
+	Records              RecordReader
+}
+
+func (r *RecordBatch) ReadRecord() (*Record, error) { return r.Records.ReadRecord() }
+
+// Offset is the offset of the first record of the batch.
+func (r *RecordBatch) Offset() int64 { return r.BaseOffset }
+
+// Version is the message format of the batch, always 2.
+func (r *RecordBatch) Version() int { return 2 }
+
+// MessageSet is a run of legacy (v0 or v1) messages, or the content of one
+// compressed legacy wrapper message.
+type MessageSet struct {
+	Attributes Attributes
+	BaseOffset int64
+	Records    RecordReader
+}
+
+func (m *MessageSet) ReadRecord() (*Record, error) { return m.Records.ReadRecord() }
+
+// Offset is the offset of the first message of the set.
+func (m *MessageSet) Offset() int64 { return m.BaseOffset }
+
+// Version is the legacy message format, reported as 1.
+func (m *MessageSet) Version() int { return 1 }
+
 // NewRecordReader returns a reader over a copy of records.
 func NewRecordReader(records ...Record) RecordReader {
 	if len(records) == 0 {
@@ -77,38 +112,3 @@ func (s *RecordStream) ReadRecord() (*Record, error) {
 	}
 	return nil, io.EOF
 }
-
-// RecordBatch is a message format v2 record batch and its header fields.
-type RecordBatch struct {
-	Attributes           Attributes
-	PartitionLeaderEpoch int32
-	BaseOffset           int64
-	ProducerID           int64
-	ProducerEpoch        int16
-	BaseSequence         int32
-	Records              RecordReader
-}
-
-func (r *RecordBatch) ReadRecord() (*Record, error) { return r.Records.ReadRecord() }
-
-// Offset is the offset of the first record of the batch.
-func (r *RecordBatch) Offset() int64 { return r.BaseOffset }
-
-// Version is the message format of the batch, always 2.
-func (r *RecordBatch) Version() int { return 2 }
-
-// MessageSet is a run of legacy (v0 or v1) messages, or the content of one
-// compressed legacy wrapper message.
-type MessageSet struct {
-	Attributes Attributes
-	BaseOffset int64
-	Records    RecordReader
-}
-
-func (m *MessageSet) ReadRecord() (*Record, error) { return m.Records.ReadRecord() }
-
-// Offset is the offset of the first message of the set.
-func (m *MessageSet) Offset() int64 { return m.BaseOffset }
-
-// Version is the legacy message format, reported as 1.
-func (m *MessageSet) Version() int { return 1 }
