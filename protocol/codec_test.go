@@ -395,7 +395,7 @@ func TestStringTooLong(t *testing.T) {
 }
 
 func TestNestedTaggedFields(t *testing.T) {
-	res := &testResponse{Error: 1}
+	res := &testResponse{Error: 1, Names: []string{}}
 	res.Meta = testMeta{X: 2, Y: "y", Z: []testItem{{Key: "k", T: 5}}}
 	var buf bytes.Buffer
 	if err := WriteResponse(&buf, 3, 1, res); err != nil {
