@@ -51,6 +51,9 @@ type Response struct {
 	ApiKeys        []ApiKeyResponse `kafka:"v0+"`
 	ThrottleTimeMs int32            `kafka:"v1+"`
 
+	// Tagged fields (v3+). Like every tagged field, they are left out of the
+	// encoding when zero and decode as zero when absent, although the spec
+	// gives FinalizedFeaturesEpoch a default of -1.
 	SupportedFeatures      []SupportedFeature `kafka:"v3+,tag=0"`
 	FinalizedFeaturesEpoch int64              `kafka:"v3+,tag=1"`
 	FinalizedFeatures      []FinalizedFeature `kafka:"v3+,tag=2"`

@@ -120,7 +120,9 @@ type ResponsePartition struct {
 	LogStartOffset   int64 `kafka:"v5+"`
 
 	// Tagged fields of v12+: where a follower's log diverged, the new leader
-	// when the broker is not it, and the snapshot to fetch instead.
+	// when the broker is not it, and the snapshot to fetch instead. A field
+	// the broker left out decodes as its zero value (the spec's default is
+	// -1 in every member), so zero means "not sent".
 	DivergingEpoch ResponseEpochEndOffset `kafka:"v12+,tag=0"`
 	CurrentLeader  ResponseLeader         `kafka:"v12+,tag=1"`
 	SnapshotID     ResponseSnapshotID     `kafka:"v12+,tag=2"`

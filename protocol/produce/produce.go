@@ -121,7 +121,8 @@ type ResponsePartition struct {
 	ErrorMessage   string          `kafka:"v8+,nullable"`
 
 	// CurrentLeader is set (v10+) when the request went to a broker that is
-	// no longer the leader.
+	// no longer the leader. Left out by the broker, it decodes as the zero
+	// value (the spec's default is -1, -1).
 	CurrentLeader ResponseCurrentLeader `kafka:"v10+,tag=0"`
 }
 
