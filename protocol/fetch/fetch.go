@@ -13,6 +13,8 @@ func init() {
 	protocol.Register(&Request{}, &Response{})
 }
 
+// Request reads from partitions that must all be led by the same broker
+// (Broker fails otherwise).
 type Request struct {
 	_ struct{} `kafka:"versions=v0-12,flexible=v12"`
 

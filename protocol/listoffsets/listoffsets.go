@@ -16,6 +16,8 @@ func init() {
 	protocol.Register(&Request{}, &Response{})
 }
 
+// Request may name any partitions; Split turns it into one request per
+// partition, each sent to that partition's leader.
 type Request struct {
 	_ struct{} `kafka:"versions=v1-10,flexible=v6"`
 
