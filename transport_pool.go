@@ -93,6 +93,10 @@ func (p *connPool) acquire(ctx context.Context, exclusive bool) (*brokerConn, er
 			p.mu.Unlock()
 			return c, nil
 		}
+		if exclusive {
+			p.mu.Unlock()
+			return p.dialExclusive(ctx, addrs)
+		}
 		call := p.dialing
 		if call == nil {
 			call = &dialCall{done: make(chan struct{})}
@@ -155,6 +159,40 @@ func (p *connPool) pick(exclusive bool, addrs map[string]bool) *brokerConn {
 		return nil
 	}
 	return best
+}
+
+// dialExclusive opens a connection for one request that needs its own.
+// Such requests do not wait for each other's dials: a consumer fetching
+// many partitions opens its connections in parallel.
+func (p *connPool) dialExclusive(ctx context.Context, addrs map[string]bool) (*brokerConn, error) {
+	type result struct {
+		c   *brokerConn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := p.connect(addrs)
+		if err == nil {
+			p.mu.Lock()
+			p.conns = append(p.conns, c)
+			c.inflight++
+			c.exclusive = true
+			p.mu.Unlock()
+		}
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.c, r.err
+	case <-ctx.Done():
+		// The connection, if it opens, goes to the pool as an idle one.
+		go func() {
+			if r := <-ch; r.err == nil {
+				p.release(r.c, false)
+			}
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // dial opens a connection in the background, so that requests waiting for

@@ -15,6 +15,7 @@ import (
 
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
+	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/findcoordinator"
 	"github.com/segmentio/kafka-go/protocol/heartbeat"
 	"github.com/segmentio/kafka-go/protocol/produce"
@@ -729,4 +730,46 @@ func TestNegotiateConn(t *testing.T) {
 	if res.(*produce.Response).Topics[0].Partitions[0].BaseOffset != 42 {
 		t.Fatalf("unexpected response %+v", res)
 	}
+}
+
+func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
+	const n = 4
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) {
+		if r.Msg.ApiKey() == protocol.Produce {
+			produceReply(r, 0)
+		}
+		// Fetch requests are held until the client gives up.
+	})
+	tr := newTestTransport(t)
+	ctx, cancel := context.WithCancel(testContext(t))
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := tr.RoundTrip(ctx, fc.addr(), &fetch.Request{
+				ReplicaID: -1, MaxWaitTime: 60000, MinBytes: 1, MaxBytes: 1 << 20,
+				Topics: []fetch.RequestTopic{{Topic: "t", Partitions: []fetch.RequestPartition{{Partition: 0, PartitionMaxBytes: 1 << 20}}}},
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("held fetch: %v", err)
+			}
+		}()
+	}
+	waitFor(t, "the fetch requests", func() bool { return fc.count(protocol.Fetch, 1) == n })
+	// Other requests to the same broker are not stuck behind the fetches.
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	conns := map[int]bool{}
+	for _, s := range fc.requests(protocol.Fetch) {
+		conns[s.conn] = true
+	}
+	produces := fc.requests(protocol.Produce)
+	if len(conns) != n || conns[produces[len(produces)-1].conn] {
+		t.Fatalf("fetches on connections %v, produce on %d: each fetch needs its own connection", conns, produces[len(produces)-1].conn)
+	}
+	cancel()
+	wg.Wait()
 }
