@@ -1,0 +1,155 @@
+package kafka
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/fetch"
+)
+
+// Read reads the value of the message at the current offset into b and
+// moves the offset past it. It fails with io.ErrShortBuffer when the value
+// does not fit in b. It exists so that Conn is a net.Conn; ReadBatch reads
+// many messages per request.
+func (c *Conn) Read(b []byte) (int, error) {
+	batch := c.ReadBatch(1, len(b))
+	n, err := batch.Read(b)
+	return n, coalesceErrors(silentEOF(err), batch.Close())
+}
+
+// ReadMessage reads the message at the current offset, fetching at most
+// maxBytes, and moves the offset past it.
+func (c *Conn) ReadMessage(maxBytes int) (Message, error) {
+	batch := c.ReadBatch(1, maxBytes)
+	msg, err := batch.ReadMessage()
+	return msg, coalesceErrors(silentEOF(err), batch.Close())
+}
+
+// ReadBatch fetches messages from the current offset, asking the broker to
+// wait for minBytes and to return at most about maxBytes (at least one whole
+// record batch, whatever its size). The result is never nil: an error is
+// reported by the batch (Err, reads, Close).
+//
+// Closing the batch moves the connection's offset past the messages read.
+func (c *Conn) ReadBatch(minBytes, maxBytes int) *Batch {
+	return c.ReadBatchWith(ReadBatchConfig{MinBytes: minBytes, MaxBytes: maxBytes})
+}
+
+// ReadBatchWith is ReadBatch with every fetch setting of cfg.
+func (c *Conn) ReadBatchWith(cfg ReadBatchConfig) *Batch {
+	limit := int(c.fetchMaxBytes)
+	switch {
+	case cfg.MinBytes < 0 || cfg.MinBytes > limit:
+		return &Batch{err: fmt.Errorf("kafka.(*Conn).ReadBatch: minBytes of %d out of [1,%d] bounds", cfg.MinBytes, limit)}
+	case cfg.MaxBytes < 0 || cfg.MaxBytes > limit:
+		return &Batch{err: fmt.Errorf("kafka.(*Conn).ReadBatch: maxBytes of %d out of [1,%d] bounds", cfg.MaxBytes, limit)}
+	case cfg.MinBytes > cfg.MaxBytes:
+		return &Batch{err: fmt.Errorf("kafka.(*Conn).ReadBatch: minBytes (%d) > maxBytes (%d)", cfg.MinBytes, cfg.MaxBytes)}
+	}
+
+	// Resolve the first or last offset of the partition if the
+	// connection still points at one of them.
+	offset, whence := c.Offset()
+	offset, err := c.Seek(offset, whence|SeekDontCheck)
+	if err != nil {
+		return &Batch{err: dontExpectEOF(err)}
+	}
+	res, deadline, err := c.fetch(offset, cfg)
+	if err != nil {
+		return &Batch{err: dontExpectEOF(err)}
+	}
+	return newBatch(c, offset, deadline, res)
+}
+
+// fetchResult is the part of a fetch response that concerns the
+// connection's partition.
+type fetchResult struct {
+	throttle      time.Duration
+	highWaterMark int64
+	records       protocol.RecordReader
+	aborted       []fetch.ResponseTransaction
+	isolation     IsolationLevel
+	err           error // an error code of the response
+}
+
+// fetch sends one Fetch request for the connection's partition, starting at
+// offset, and returns what the response says about the partition, with the
+// deadline the request was given (used to tell a truncated response that
+// ran into the deadline from a complete one).
+func (c *Conn) fetch(offset int64, cfg ReadBatchConfig) (fetchResult, time.Time, error) {
+	version, err := c.negotiateVersion(protocol.Fetch)
+	if err != nil {
+		return fetchResult{}, time.Time{}, err
+	}
+
+	now := time.Now()
+	deadline := c.rdeadline.deadline()
+	maxWait := cfg.MaxWait
+	if maxWait <= 0 {
+		// Let the broker answer a round trip before the read deadline, so
+		// that an empty fetch comes back instead of timing out the socket.
+		deadline = adjustDeadlineForRTT(deadline, now, defaultRTT)
+		maxWait = deadlineToTimeout(deadline, now)
+	}
+	maxBytes := int32(cfg.MaxBytes) + c.fetchMinSize
+	req := &fetch.Request{
+		ReplicaID:      -1,
+		MaxWaitTime:    milliseconds(maxWait),
+		MinBytes:       int32(cfg.MinBytes),
+		MaxBytes:       maxBytes,
+		IsolationLevel: int8(cfg.IsolationLevel),
+		SessionEpoch:   -1, // no fetch session
+		Topics: []fetch.RequestTopic{{
+			Topic: c.topic,
+			Partitions: []fetch.RequestPartition{{
+				Partition:          c.partition,
+				CurrentLeaderEpoch: -1,
+				FetchOffset:        offset,
+				LastFetchedEpoch:   -1,
+				LogStartOffset:     -1,
+				PartitionMaxBytes:  maxBytes,
+			}},
+		}},
+		ForgottenTopics: []fetch.RequestForgottenTopic{},
+	}
+	msg, err := c.roundTrip(&c.rdeadline, version, req)
+	if err != nil {
+		return fetchResult{}, deadline, err
+	}
+	res := msg.(*fetch.Response)
+	out := fetchResult{
+		throttle:      makeDuration(res.ThrottleTimeMs),
+		highWaterMark: -1,
+		isolation:     cfg.IsolationLevel,
+	}
+	if res.ErrorCode != 0 {
+		out.err = Error(res.ErrorCode)
+	}
+	for i := range res.Topics {
+		t := &res.Topics[i]
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if t.Topic != c.topic || p.Partition != c.partition {
+				continue
+			}
+			out.highWaterMark = p.HighWatermark
+			if p.ErrorCode != 0 && out.err == nil {
+				out.err = Error(p.ErrorCode)
+			}
+			out.records = p.RecordSet.Records
+			if cfg.IsolationLevel == ReadCommitted && len(p.AbortedTransactions) != 0 {
+				out.aborted = append([]fetch.ResponseTransaction(nil), p.AbortedTransactions...)
+				sort.Slice(out.aborted, func(a, b int) bool {
+					return out.aborted[a].FirstOffset < out.aborted[b].FirstOffset
+				})
+			}
+			return out, deadline, nil
+		}
+	}
+	if out.err == nil {
+		out.err = UnknownTopicOrPartition
+	}
+	return out, deadline, nil
+}
