@@ -72,8 +72,8 @@ test:
 		echo "==> $$m: $(GO) test $(GOTESTFLAGS) ./..."; \
 		(cd "$$m" && $(GO) test $(GOTESTFLAGS) ./...) || failed="$$failed $$m"; \
 	done; \
-	if [ -n "$$failed" ]; then echo "make test: FAILED in:$$failed"; exit 1; fi; \
-	echo "make test: all modules passed"
+	if [ -n "$$failed" ]; then echo "make test: FAILED in:$$failed"; exit 1; fi
+
 
 .PHONY: vet
 vet:
