@@ -168,7 +168,7 @@ func (r *wireReader) compactLen() int {
 // dropped rather than pinned in the pool forever.
 var wireBufferPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-const wireMaxPooledBuffer = 1 << 20
+const wireMaxPooledBuffer = 4 << 20
 
 func wireGetBuffer(size int) *[]byte {
 	p := wireBufferPool.Get().(*[]byte)

@@ -95,7 +95,7 @@ func TestCompareRecordsAndSnapshot(t *testing.T) {
 	}
 
 	// A snapshot refills readers that were consumed.
-	h := &recordsHolder{Records: recs("v"), Raw: bytes.NewReader([]byte("raw"))}
+	h := &recordsHolder{Records: recs("v"), Raw: bytes.NewReader([]byte("raw")), Key: String("key")}
 	s := &snapshotState{}
 	s.walk(reflect.ValueOf(h))
 	for i := 0; i < 2; i++ {
@@ -107,6 +107,9 @@ func TestCompareRecordsAndSnapshot(t *testing.T) {
 		raw, _ := io.ReadAll(h.Raw)
 		if string(raw) != "raw" {
 			t.Fatalf("round %d: raw %q", i, raw)
+		}
+		if key := readBytes(h.Key); string(key) != "key" {
+			t.Fatalf("round %d: key %q", i, key)
 		}
 	}
 }

@@ -120,7 +120,13 @@ func (s *snapshotState) walk(v reflect.Value) {
 				panic("prototest: reading a reader of the message: " + err.Error())
 			}
 			s.restores = append(s.restores, func() {
-				field.Set(reflect.ValueOf(bytes.NewReader(data)))
+				// protocol.Bytes fields need a Bytes, plain readers
+				// take any reader.
+				var fresh interface{} = bytes.NewReader(data)
+				if field.Type() == bytesType {
+					fresh = protocol.NewBytes(data)
+				}
+				field.Set(reflect.ValueOf(fresh))
 			})
 		}
 	}
