@@ -3,7 +3,9 @@ package protocol
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/crc32"
+	"io"
 	"testing"
 	"time"
 
@@ -267,4 +269,20 @@ func equalSlices[T comparable](a, b []T) bool {
 		}
 	}
 	return true
+}
+
+func TestRecordSetReadFromLegacyWrapperPartialInner(t *testing.T) {
+	inner := legacyMessage(0, 1, 0, 0, nil, []byte("abc"))
+	in := legacyMessage(0, 1, int8(Gzip), 0, nil, compressWith(t, compress.Gzip, inner[:len(inner)-1]))
+	var rs RecordSet
+	_, err := rs.ReadFrom(bytes.NewReader(in))
+	if err == nil || errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err=%v, want a corruption error", err)
+	}
+	inner[16] = 2 // an inner message claiming format v2
+	binary.BigEndian.PutUint32(inner[12:], crc32.ChecksumIEEE(inner[16:]))
+	in = legacyMessage(0, 1, int8(Gzip), 0, nil, compressWith(t, compress.Gzip, inner))
+	if _, err := rs.ReadFrom(bytes.NewReader(in)); err == nil {
+		t.Fatal("inner message of magic 2 accepted")
+	}
 }

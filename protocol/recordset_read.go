@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -59,7 +60,8 @@ func rbPresize(p *rbBuf, r io.Reader) {
 	case interface{ Len() int }:
 		want = int64(v.Len())
 	case *io.LimitedReader:
-		want = v.N
+		// Only a bound on what is left: don't trust it with much memory.
+		want = min(v.N, 1<<20)
 	}
 	// One spare byte so that reading the final EOF does not grow the buffer.
 	want = min(want, 64<<20) + 1
@@ -228,7 +230,11 @@ func (d *rbSetDecoder) decodeWrapper(m rbMessage) error {
 			return Errorf("compressed message set ends with a partial message")
 		}
 		inner, size, err := rbParseMessage(b)
-		if err == nil && Attributes(inner.attrs)&rbCodecMask != 0 {
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			// Not a fetch cut short: the wrapper's CRC covered all of it.
+			err = Errorf("compressed message set ends with a partial message")
+		case err == nil && Attributes(inner.attrs)&rbCodecMask != 0:
 			err = Errorf("compressed message nested in a compressed message")
 		}
 		if err != nil {
@@ -549,6 +555,9 @@ type rbMessage struct {
 func rbParseMessage(b []byte) (m rbMessage, size int, err error) {
 	be := binary.BigEndian
 	m.magic = int8(b[rbLegacyMagic])
+	if m.magic != 0 && m.magic != 1 {
+		return m, 0, Errorf("unsupported message version %d", m.magic)
+	}
 	least := int64(4 + 1 + 1 + 4 + 4) // crc, magic, attributes, key and value lengths
 	if m.magic >= 1 {
 		least += 8 // timestamp
