@@ -52,6 +52,9 @@ func Marshal(version int16, value interface{}) ([]byte, error) {
 		return nil, errors.New("kafka protocol: cannot marshal a nil value")
 	}
 	v := reflect.ValueOf(value)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem() // the value pointed to, as Unmarshal takes it
+	}
 	c, err := marshalCodec(v.Type(), version)
 	if err != nil {
 		return nil, err

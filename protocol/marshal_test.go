@@ -116,6 +116,12 @@ func TestUnmarshalErrors(t *testing.T) {
 	if err := Unmarshal([]byte{0, 0, 0, 5, 0xff}, -1, &x); err != nil || x != 5 {
 		t.Fatalf("x=%d err=%v", x, err)
 	}
+	if b, err := Marshal(-1, &x); err != nil || !bytes.Equal(b, []byte{0, 0, 0, 5}) {
+		t.Fatalf("pointer: %x %v", b, err)
+	}
+	if _, err := Marshal(-1, (*int32)(nil)); err == nil {
+		t.Fatal("no error for a nil pointer")
+	}
 	if _, err := Marshal(-1, map[string]int{}); err == nil {
 		t.Fatal("no error for a map")
 	}
