@@ -390,7 +390,7 @@ func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start
 		coord = &coordinatorKey{key: m.Transaction(), keyType: int8(CoordinatorKeyTypeTransaction)}
 	}
 	if coord != nil {
-		id, err := cl.coordinator(ctx, *coord, start)
+		id, err := cl.coordinator(ctx, *coord, s, start)
 		if err != nil {
 			return nil, err
 		}
@@ -460,14 +460,14 @@ func isRequestError(err error) bool {
 
 // coordinator returns the ID of the broker coordinating a group or a
 // transaction, from the cache or from a FindCoordinator request.
-func (cl *cluster) coordinator(ctx context.Context, k coordinatorKey, start time.Time) (int32, error) {
+func (cl *cluster) coordinator(ctx context.Context, k coordinatorKey, s *clusterState, start time.Time) (int32, error) {
 	cl.mu.Lock()
 	id, ok := cl.coordinators[k]
 	cl.mu.Unlock()
 	if ok {
 		return id, nil
 	}
-	m, err := cl.seed.roundTrip(ctx, &findcoordinator.Request{Key: k.key, KeyType: k.keyType})
+	m, err := cl.send(ctx, &findcoordinator.Request{Key: k.key, KeyType: k.keyType}, s, start)
 	if err != nil {
 		return 0, err
 	}
@@ -518,7 +518,7 @@ func (cl *cluster) metadata(ctx context.Context, req *metadata.Request) (Respons
 	}
 	if req.AllowAutoTopicCreation && missingTopics(s, names) {
 		// Only a real request creates the topics.
-		m, err := cl.seed.roundTrip(ctx, req)
+		m, err := cl.send(ctx, req, s, time.Now())
 		if err != nil {
 			return nil, err
 		}

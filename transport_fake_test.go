@@ -20,6 +20,7 @@ type fakeCluster struct {
 
 	mu       sync.Mutex
 	leaders  map[int32]int32 // partition of topic "t" -> leader ID
+	extra    []string        // more topics, one partition led by broker 1
 	seen     []fakeSeen      // every request received, in order
 	metaHold chan struct{}   // when set, Metadata answers wait for it to close
 	handle   func(r *fakeRequest)
@@ -164,6 +165,9 @@ func (fc *fakeCluster) metadataResponse() *metadata.Response {
 		})
 	}
 	res.Topics = []metadata.ResponseTopic{topic}
+	for _, name := range fc.extra {
+		res.Topics = append(res.Topics, metadata.ResponseTopic{Name: name, Partitions: []metadata.ResponsePartition{{LeaderID: 1}}})
+	}
 	return res
 }
 
@@ -213,6 +217,13 @@ func (b *fakeBroker) serveConn(c *fakeConnState) {
 			b.mu.Unlock()
 			r.reply(&apiversions.Response{ApiKeys: keys})
 		case protocol.Metadata:
+			if m := msg.(*metadata.Request); m.AllowAutoTopicCreation {
+				names := m.TopicNames
+				for _, t := range m.Topics {
+					names = append(names, t.Name)
+				}
+				fc.addTopics(names...)
+			}
 			if hold != nil {
 				go func() {
 					<-hold
@@ -248,5 +259,22 @@ func (b *fakeBroker) stop() {
 	defer b.mu.Unlock()
 	for _, c := range b.conns {
 		c.Close()
+	}
+}
+
+func (fc *fakeCluster) addTopics(names ...string) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+next:
+	for _, name := range names {
+		if name == "t" {
+			continue
+		}
+		for _, x := range fc.extra {
+			if x == name {
+				continue next
+			}
+		}
+		fc.extra = append(fc.extra, name)
 	}
 }

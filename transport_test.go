@@ -15,9 +15,11 @@ import (
 
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
+	"github.com/segmentio/kafka-go/protocol/createtopics"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/findcoordinator"
 	"github.com/segmentio/kafka-go/protocol/heartbeat"
+	"github.com/segmentio/kafka-go/protocol/metadata"
 	"github.com/segmentio/kafka-go/protocol/produce"
 	"github.com/segmentio/kafka-go/protocol/saslauthenticate"
 	"github.com/segmentio/kafka-go/protocol/saslhandshake"
@@ -772,4 +774,61 @@ func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+}
+
+func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) {
+		switch m := r.Msg.(type) {
+		case *produce.Request:
+			produceReply(r, 0)
+		case *createtopics.Request:
+			res := &createtopics.Response{}
+			for _, topic := range m.Topics {
+				fc.addTopics(topic.Name)
+				res.Topics = append(res.Topics, createtopics.ResponseTopic{Name: topic.Name})
+			}
+			r.reply(res)
+		}
+	})
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+	produceTo := func(topic string) {
+		t.Helper()
+		req := produceRequest(0, -1)
+		req.Topics[0].Topic = topic
+		if _, err := tr.RoundTrip(ctx, fc.addr(), req); err != nil {
+			t.Fatalf("produce to %s: %v", topic, err)
+		}
+	}
+	produceTo("t")
+
+	// A cached answer cannot create topics: the request goes to a broker.
+	m, err := tr.RoundTrip(ctx, fc.addr(), &metadata.Request{TopicNames: []string{"auto"}, AllowAutoTopicCreation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, topic := range m.(*metadata.Response).Topics {
+		found = found || (topic.Name == "auto" && topic.ErrorCode == 0)
+	}
+	if !found {
+		t.Fatalf("no auto-created topic in %+v", m.(*metadata.Response).Topics)
+	}
+	n := fc.count(protocol.Metadata, 0)
+	produceTo("auto")
+	if fc.count(protocol.Metadata, 0) != n {
+		t.Fatal("the cache did not learn the auto-created topic")
+	}
+
+	client := &Client{Addr: fc.addr(), Transport: tr}
+	res, err := client.CreateTopics(ctx, &CreateTopicsRequest{Topics: []TopicConfig{{Topic: "created", NumPartitions: 1, ReplicationFactor: 1}}})
+	if err != nil || res.Errors["created"] != nil {
+		t.Fatalf("CreateTopics: %v, %+v", err, res)
+	}
+	n = fc.count(protocol.Metadata, 0)
+	produceTo("created")
+	if fc.count(protocol.Metadata, 0) != n {
+		t.Fatal("the cache did not learn the created topic")
+	}
 }
