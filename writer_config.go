@@ -1,5 +1,3 @@
-//go:build writerdev
-
 package kafka
 
 import (
@@ -171,6 +169,9 @@ func NewWriter(config WriterConfig) *Writer {
 				return nil, err
 			}
 			address = resolved
+		}
+		if d.DialFunc != nil {
+			return d.DialFunc(ctx, network, address)
 		}
 		return netDialer.DialContext(ctx, network, address)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"strconv"
 	"sync"
@@ -417,4 +418,62 @@ func TestWriterBackoff(t *testing.T) {
 			t.Errorf("backoff(%d) = %v, want %v", attempt, got, want)
 		}
 	}
+}
+
+type fixedResolver []string
+
+func (r fixedResolver) LookupHost(context.Context, string) ([]string, error) { return r, nil }
+
+func TestNewWriter(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("NewWriter without brokers must panic")
+		}
+	}()
+	var dialed []string
+	w := NewWriter(WriterConfig{
+		Brokers:            []string{"broker-a:9092"},
+		Topic:              "t",
+		BatchBytes:         4096,
+		MaxBufferedBatches: 3,
+		MaxBufferedBytes:   1 << 20,
+		CompressionCodec:   compress.Lz4.Codec(),
+		Dialer: &Dialer{
+			Resolver: fixedResolver{"10.0.0.7:1234"},
+			DialFunc: func(ctx context.Context, network, address string) (net.Conn, error) {
+				dialed = append(dialed, address)
+				return nil, errors.New("no network in unit tests")
+			},
+		},
+	})
+	if w.RequiredAcks != RequireAll {
+		t.Errorf("RequiredAcks = %v, want all (NewWriter's historical default)", w.RequiredAcks)
+	}
+	if w.Compression != compress.Lz4 || w.BatchBytes != 4096 || w.MaxBufferedBatches != 3 || w.MaxBufferedBytes != 1<<20 {
+		t.Errorf("config not carried over: %+v", w)
+	}
+	if w.Addr.String() != "broker-a:9092" {
+		t.Errorf("Addr = %v", w.Addr)
+	}
+	tr, ok := w.Transport.(*Transport)
+	if !ok || tr.IdleTimeout != 9*time.Minute || tr.MetadataTTL != 15*time.Second {
+		t.Fatalf("transport: %+v", w.Transport)
+	}
+	// The dial function resolves with the custom resolver, keeps the port
+	// asked for, and is counted in the deprecated dial stats.
+	if _, err := tr.Dial(context.Background(), "tcp", "broker-a:9092"); err == nil {
+		t.Fatal("expected the stub dial error")
+	}
+	if len(dialed) != 1 || dialed[0] != "10.0.0.7:9092" {
+		t.Errorf("dialed %v", dialed)
+	}
+	if s := w.Stats(); s.Dials != 1 || s.DialTime.Count != 1 {
+		t.Errorf("dials %d, dial time count %d", s.Dials, s.DialTime.Count)
+	}
+	w.Close()
+
+	if err := (&WriterConfig{}).Validate(); err == nil {
+		t.Error("Validate accepted an empty broker list")
+	}
+	NewWriter(WriterConfig{})
 }
