@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"time"
@@ -123,6 +124,14 @@ type ProduceResponse struct {
 // RequiredAcks set to RequireNone the broker sends no answer, and both the
 // response and the error are nil on success.
 func (c *Client) Produce(ctx context.Context, req *ProduceRequest) (*ProduceResponse, error) {
+	records, ok, err := peekRecords(req.Records)
+	if err != nil {
+		return nil, fmt.Errorf("kafka.(*Client).Produce: %w", err)
+	}
+	if !ok {
+		// Nothing to send, and brokers reject empty record sets.
+		return new(ProduceResponse), nil
+	}
 	attrs := protocol.Attributes(req.Compression) & 7
 	m, err := c.roundTrip(ctx, req.Addr, &produceAPI.Request{
 		TransactionalID: req.TransactionalID,
@@ -136,7 +145,7 @@ func (c *Client) Produce(ctx context.Context, req *ProduceRequest) (*ProduceResp
 				// Produce version, which is only known once connected.
 				RecordSet: protocol.RecordSet{
 					Attributes: attrs,
-					Records:    req.Records,
+					Records:    records,
 				},
 			}},
 		}},
@@ -181,4 +190,33 @@ func produceResponseOf(method string, acks RequiredAcks, m protocol.Message, err
 		}
 	}
 	return ret, nil
+}
+
+// peekRecords reads the first record of r, returning a reader that yields
+// it again followed by the rest; ok is false when r holds no record.
+func peekRecords(r RecordReader) (RecordReader, bool, error) {
+	if r == nil {
+		return nil, false, nil
+	}
+	first, err := r.ReadRecord()
+	if errors.Is(err, io.EOF) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return &replayRecords{first: first, rest: r}, true, nil
+}
+
+type replayRecords struct {
+	first *Record
+	rest  RecordReader
+}
+
+func (r *replayRecords) ReadRecord() (*Record, error) {
+	if f := r.first; f != nil {
+		r.first = nil
+		return f, nil
+	}
+	return r.rest.ReadRecord()
 }

@@ -35,6 +35,9 @@ type RawProduceRequest struct {
 // RawProduce appends pre-encoded record batches to a partition. Responses
 // and errors are those of Produce.
 func (c *Client) RawProduce(ctx context.Context, req *RawProduceRequest) (*ProduceResponse, error) {
+	if req.RawRecords.Reader == nil {
+		return new(ProduceResponse), nil
+	}
 	m, err := c.roundTrip(ctx, req.Addr, &rawproduce.Request{
 		TransactionalID: req.TransactionalID,
 		Acks:            int16(req.RequiredAcks),
