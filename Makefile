@@ -103,20 +103,21 @@ fuzz:
 	if [ -n "$$failed" ]; then echo "make fuzz: FAILED:$$failed"; exit 1; fi; \
 	echo "make fuzz: $$count targets ran clean"
 
-# Starts the embedded cluster unless something already listens on 9092 (a
-# `make cluster` or `make docker` you started yourself is reused and left
-# running), runs every example program (each directory under examples/
+# Starts the embedded cluster unless something already listens on the first
+# address of KAFKA_BROKERS (a `make cluster` or `make docker` you started
+# yourself is reused and left running; CLUSTER_FLAGS reach the one started
+# here), runs every example program (each directory under examples/
 # with a main package; itest/cmd/demo while there are none), and stops the
 # cluster it started.
 .PHONY: example
 example: cluster-bin
 	@$(SH_FUNCS) \
-	port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$$1") 2>/dev/null; }; \
-	if port_open 9092; then \
-		echo "==> reusing the cluster already listening on 127.0.0.1:9092"; \
+	first=$${KAFKA_BROKERS%%,*}; \
+	if (exec 3<>"/dev/tcp/$${first%:*}/$${first##*:}") 2>/dev/null; then \
+		echo "==> reusing the cluster already listening on $$first"; \
 	else \
 		log=$(CACHE_DIR)/cluster.log; \
-		$(CLUSTER_BIN) >"$$log" 2>&1 & pid=$$!; \
+		$(CLUSTER_BIN) $(CLUSTER_FLAGS) >"$$log" 2>&1 & pid=$$!; \
 		trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null || true' EXIT; \
 		for i in $$(seq 1 120); do grep -qx ready "$$log" && break; kill -0 $$pid 2>/dev/null || break; sleep 0.5; done; \
 		if ! grep -qx ready "$$log"; then echo "embedded cluster did not start:"; cat "$$log"; exit 1; fi; \
