@@ -1,5 +1,3 @@
-//go:build records_xcheck
-
 // Package records cross-checks kafka-go's record batch codec
 // (protocol.RecordSet) against franz-go, an independent implementation:
 // batches that franz-go's producer writes are decoded by ours, and batches
