@@ -1,0 +1,957 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/consumer"
+	"github.com/segmentio/kafka-go/protocol/heartbeat"
+	"github.com/segmentio/kafka-go/protocol/joingroup"
+	"github.com/segmentio/kafka-go/protocol/leavegroup"
+	"github.com/segmentio/kafka-go/protocol/offsetcommit"
+	"github.com/segmentio/kafka-go/protocol/offsetfetch"
+	"github.com/segmentio/kafka-go/protocol/syncgroup"
+)
+
+// ErrGroupClosed is what ConsumerGroup.Next returns once the group is closed.
+var ErrGroupClosed = errors.New("consumer group is closed")
+
+// ErrGenerationEnded is the Err of the context given to the functions of
+// Generation.Start once the generation is over.
+var ErrGenerationEnded = errors.New("consumer group generation has ended")
+
+// Defaults of ConsumerGroupConfig (and of the group settings of
+// ReaderConfig).
+const (
+	groupProtocolType            = "consumer"
+	groupDefaultHeartbeat        = 3 * time.Second
+	groupDefaultSessionTimeout   = 30 * time.Second
+	groupDefaultRebalanceTimeout = 30 * time.Second
+	groupDefaultJoinBackoff      = 5 * time.Second
+	groupDefaultRetentionTime    = -1 * time.Millisecond
+	groupDefaultPartitionWatch   = 5 * time.Second
+	groupDefaultTimeout          = 5 * time.Second
+)
+
+// ConsumerGroupConfig configures a ConsumerGroup.
+type ConsumerGroupConfig struct {
+	// ID names the consumer group; required.
+	ID string
+
+	// Brokers are addresses of brokers of the cluster; required.
+	Brokers []string
+
+	// Dialer configures the connections to the brokers (client ID, TLS,
+	// SASL, timeouts). DefaultDialer when nil.
+	Dialer *Dialer
+
+	// Topics the members of this group consume; required.
+	Topics []string
+
+	// GroupBalancers are the assignment strategies this member supports, in
+	// order of preference. The coordinator picks the first one that every
+	// member supports, and the leader runs it.
+	//
+	// Default: [Range, RoundRobin]
+	GroupBalancers []GroupBalancer
+
+	// HeartbeatInterval is how often the member tells the coordinator it is
+	// alive.
+	//
+	// Default: 3s
+	HeartbeatInterval time.Duration
+
+	// PartitionWatchInterval is how often the partition counts of Topics are
+	// checked when WatchPartitionChanges is set.
+	//
+	// Default: 5s
+	PartitionWatchInterval time.Duration
+
+	// WatchPartitionChanges makes the group rebalance when the number of
+	// partitions of one of its topics changes.
+	WatchPartitionChanges bool
+
+	// SessionTimeout is how long the coordinator waits for a heartbeat before
+	// it removes the member from the group.
+	//
+	// Default: 30s
+	SessionTimeout time.Duration
+
+	// RebalanceTimeout is how long the coordinator waits for the members to
+	// rejoin during a rebalance.
+	//
+	// Default: 30s
+	RebalanceTimeout time.Duration
+
+	// JoinGroupBackoff is the pause before joining again after a failure.
+	//
+	// Default: 5s
+	JoinGroupBackoff time.Duration
+
+	// RetentionTime is how long the broker keeps the committed offsets; -1
+	// leaves it to the broker's offsets.retention.minutes. Brokers only take
+	// it from OffsetCommit v2 to v4; newer brokers always apply their own
+	// setting.
+	//
+	// Default: -1
+	RetentionTime time.Duration
+
+	// StartOffset is where consumption starts on a partition that has no
+	// committed offset: FirstOffset or LastOffset.
+	//
+	// Default: FirstOffset
+	StartOffset int64
+
+	// Logger, when set, receives messages about what the group does.
+	Logger Logger
+
+	// ErrorLogger, when set, receives the errors; Logger is used otherwise.
+	ErrorLogger Logger
+
+	// Timeout bounds each request to the coordinator (a JoinGroup may
+	// additionally wait for RebalanceTimeout).
+	//
+	// Default: 5s
+	Timeout time.Duration
+
+	// transport, when set, is used instead of a transport of the group's own;
+	// a Reader shares its transport with its group this way.
+	transport RoundTripper
+}
+
+// Validate checks the configuration and fills in the defaults of unset
+// fields.
+func (config *ConsumerGroupConfig) Validate() error {
+	if len(config.Brokers) == 0 {
+		return errors.New("cannot create a consumer group with an empty list of broker addresses")
+	}
+	if len(config.Topics) == 0 {
+		return errors.New("cannot create a consumer group without a topic")
+	}
+	if config.ID == "" {
+		return errors.New("cannot create a consumer group without an ID")
+	}
+
+	if config.Dialer == nil {
+		config.Dialer = DefaultDialer
+	}
+	if len(config.GroupBalancers) == 0 {
+		config.GroupBalancers = []GroupBalancer{RangeGroupBalancer{}, RoundRobinGroupBalancer{}}
+	}
+	setDefaultDuration(&config.HeartbeatInterval, groupDefaultHeartbeat)
+	setDefaultDuration(&config.SessionTimeout, groupDefaultSessionTimeout)
+	setDefaultDuration(&config.PartitionWatchInterval, groupDefaultPartitionWatch)
+	setDefaultDuration(&config.RebalanceTimeout, groupDefaultRebalanceTimeout)
+	setDefaultDuration(&config.JoinGroupBackoff, groupDefaultJoinBackoff)
+	setDefaultDuration(&config.RetentionTime, groupDefaultRetentionTime)
+
+	if !millisFitInt32(config.HeartbeatInterval) {
+		return fmt.Errorf("HeartbeatInterval out of bounds: %d", config.HeartbeatInterval)
+	}
+	if !millisFitInt32(config.SessionTimeout) {
+		return fmt.Errorf("SessionTimeout out of bounds: %d", config.SessionTimeout)
+	}
+	if !millisFitInt32(config.RebalanceTimeout) {
+		return fmt.Errorf("RebalanceTimeout out of bounds: %d", config.RebalanceTimeout)
+	}
+	if !millisFitInt32(config.JoinGroupBackoff) {
+		return fmt.Errorf("JoinGroupBackoff out of bounds: %d", config.JoinGroupBackoff)
+	}
+	if config.RetentionTime < 0 && config.RetentionTime != groupDefaultRetentionTime {
+		return fmt.Errorf("RetentionTime out of bounds: %d", config.RetentionTime)
+	}
+	if !millisFitInt32(config.PartitionWatchInterval) {
+		// The misspelling is upstream's; programs may match the text.
+		return fmt.Errorf("PartitionWachInterval out of bounds %d", config.PartitionWatchInterval)
+	}
+
+	if config.StartOffset == 0 {
+		config.StartOffset = FirstOffset
+	}
+	if config.StartOffset != FirstOffset && config.StartOffset != LastOffset {
+		return fmt.Errorf("StartOffset is not valid %d", config.StartOffset)
+	}
+	setDefaultDuration(&config.Timeout, groupDefaultTimeout)
+	return nil
+}
+
+func setDefaultDuration(d *time.Duration, def time.Duration) {
+	if *d == 0 {
+		*d = def
+	}
+}
+
+// millisFitInt32 tells whether d is non-negative and, in milliseconds, fits
+// the int32 fields of the group requests.
+func millisFitInt32(d time.Duration) bool {
+	return d >= 0 && d/time.Millisecond < math.MaxInt32
+}
+
+// PartitionAssignment is a partition given to this member for a generation,
+// and where to start reading it.
+type PartitionAssignment struct {
+	// ID is the partition number.
+	ID int
+
+	// Offset is the offset committed by the group for the partition, or the
+	// group's StartOffset (FirstOffset or LastOffset) when there is none.
+	Offset int64
+}
+
+// NewConsumerGroup validates config and returns a group that starts joining
+// in the background. Connection and protocol errors are reported by Next.
+func NewConsumerGroup(config ConsumerGroupConfig) (*ConsumerGroup, error) {
+	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cg := &ConsumerGroup{
+		config: config,
+		next:   make(chan *Generation),
+		errs:   make(chan error),
+		done:   make(chan struct{}),
+		ctx:    ctx,
+		cancel: cancel,
+	}
+	cg.client.Addr = TCP(config.Brokers...)
+	if config.transport != nil {
+		cg.client.Transport = config.transport
+	} else {
+		// The transport lives until Close, even after cg.ctx is cancelled,
+		// so that the final LeaveGroup can still be sent.
+		tctx, tcancel := context.WithCancel(context.Background())
+		cg.client.Transport = newDialerTransport(tctx, config.Dialer)
+		cg.closeTransport = tcancel
+	}
+	cg.wg.Add(1)
+	go func() {
+		defer cg.wg.Done()
+		cg.run()
+	}()
+	return cg, nil
+}
+
+// ConsumerGroup is the membership of one program in a Kafka consumer group.
+// Programs use the Generations it returns from Next: each rebalance (a
+// member joins or leaves) ends one generation and starts the next, with new
+// partition assignments.
+type ConsumerGroup struct {
+	config ConsumerGroupConfig
+	client Client
+
+	next chan *Generation
+	errs chan error
+
+	closeOnce      sync.Once
+	wg             sync.WaitGroup
+	done           chan struct{}
+	ctx            context.Context // cancelled by Close: aborts pending requests
+	cancel         context.CancelFunc
+	closeTransport context.CancelFunc
+}
+
+// Close ends the current generation, leaves the group and releases the
+// group's resources. It is safe to call more than once.
+func (cg *ConsumerGroup) Close() error {
+	cg.closeOnce.Do(func() {
+		close(cg.done)
+		cg.cancel()
+	})
+	cg.wg.Wait()
+	if cg.closeTransport != nil {
+		cg.closeTransport()
+	}
+	return nil
+}
+
+// Next waits for the next generation of the group. A new generation is only
+// returned once the previous one has ended. Errors met while joining are
+// returned here; after Close, Next returns ErrGroupClosed.
+func (cg *ConsumerGroup) Next(ctx context.Context) (*Generation, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-cg.done:
+		return nil, ErrGroupClosed
+	case err := <-cg.errs:
+		return nil, err
+	case gen := <-cg.next:
+		return gen, nil
+	}
+}
+
+// run joins generation after generation until the group is closed. Only
+// the member ID carries over from one generation to the next.
+func (cg *ConsumerGroup) run() {
+	memberID := ""
+	for {
+		var err error
+		memberID, err = cg.nextGeneration(memberID)
+		var wait time.Duration
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, ErrGroupClosed) || cg.isClosed():
+			cg.leaveGroup(memberID)
+			return
+		case errors.Is(err, RebalanceInProgress):
+			// Rejoin at once with the same member ID: the coordinator holds
+			// the JoinGroup until the rebalance completes.
+		default:
+			// Start over as a new member after a pause, so that a broken
+			// cluster does not get a tight loop of requests.
+			cg.leaveGroup(memberID)
+			memberID = ""
+			wait = cg.config.JoinGroupBackoff
+		}
+		select {
+		case <-cg.done:
+			return
+		case cg.errs <- err:
+		}
+		if wait > 0 && !sleepContext(cg.ctx, wait) {
+			return
+		}
+	}
+}
+
+func (cg *ConsumerGroup) isClosed() bool {
+	select {
+	case <-cg.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// nextGeneration joins and syncs the group, hands the resulting generation
+// to Next, and returns once the generation is over.
+func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
+	memberID, join, err := cg.joinGroup(memberID)
+	if err != nil {
+		cg.withErrorLogger(func(l Logger) { l.Printf("failed to join group %s: %v", cg.config.ID, err) })
+		return memberID, err
+	}
+	cg.withLogger(func(l Logger) {
+		l.Printf("joined group %s as member %s in generation %d", cg.config.ID, memberID, join.GenerationID)
+	})
+
+	var plan GroupMemberAssignments
+	if join.LeaderID == memberID {
+		if plan, err = cg.assignTopicPartitions(join); err != nil {
+			cg.withErrorLogger(func(l Logger) { l.Printf("failed to assign partitions of group %s: %v", cg.config.ID, err) })
+			return memberID, err
+		}
+	}
+
+	assigned, err := cg.syncGroup(memberID, join, plan)
+	if err != nil {
+		cg.withErrorLogger(func(l Logger) { l.Printf("failed to sync group %s: %v", cg.config.ID, err) })
+		return memberID, err
+	}
+
+	offsets, err := cg.fetchOffsets(assigned)
+	if err != nil {
+		cg.withErrorLogger(func(l Logger) { l.Printf("failed to fetch offsets of group %s: %v", cg.config.ID, err) })
+		return memberID, err
+	}
+
+	gen := &Generation{
+		ID:              join.GenerationID,
+		GroupID:         cg.config.ID,
+		MemberID:        memberID,
+		Assignments:     cg.makeAssignments(assigned, offsets),
+		cg:              cg,
+		done:            make(chan struct{}),
+		joined:          make(chan struct{}),
+		retentionMillis: int64(cg.config.RetentionTime / time.Millisecond),
+		log:             cg.withLogger,
+		logError:        cg.withErrorLogger,
+	}
+
+	// Any of these ending (a failed heartbeat, a partition count change)
+	// ends the generation.
+	gen.heartbeatLoop(cg.config.HeartbeatInterval)
+	if cg.config.WatchPartitionChanges {
+		for _, topic := range cg.config.Topics {
+			gen.partitionWatcher(cg.config.PartitionWatchInterval, topic)
+		}
+	}
+
+	select {
+	case <-cg.done:
+		gen.close()
+		return memberID, ErrGroupClosed
+	case cg.next <- gen:
+	}
+
+	select {
+	case <-cg.done:
+		gen.close()
+		return memberID, ErrGroupClosed
+	case <-gen.done:
+		gen.close()
+		return memberID, nil
+	}
+}
+
+// request sends req to the group coordinator (the transport finds it),
+// bounded by the group's Timeout plus extra.
+func (cg *ConsumerGroup) request(req protocol.Message, extra time.Duration) (protocol.Message, error) {
+	ctx, cancel := context.WithTimeout(cg.ctx, cg.config.Timeout+extra)
+	defer cancel()
+	return cg.client.roundTrip(ctx, nil, req)
+}
+
+// joinGroup sends JoinGroup until it gets an answer other than
+// MEMBER_ID_REQUIRED (brokers from 2.2 on first hand a new member an ID,
+// then expect it to join again with it).
+func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response, error) {
+	req := &joingroup.Request{
+		GroupID:            cg.config.ID,
+		SessionTimeoutMS:   int32(cg.config.SessionTimeout / time.Millisecond),
+		RebalanceTimeoutMS: int32(cg.config.RebalanceTimeout / time.Millisecond),
+		ProtocolType:       groupProtocolType,
+	}
+	for _, b := range cg.config.GroupBalancers {
+		userData, err := b.UserData()
+		if err != nil {
+			return memberID, nil, fmt.Errorf("unable to construct protocol metadata for member, %v: %w", b.ProtocolName(), err)
+		}
+		meta, err := protocol.Marshal(consumer.MaxVersionSupported, consumer.Subscription{
+			Version:         consumer.MaxVersionSupported,
+			Topics:          cg.config.Topics,
+			UserData:        userData,
+			OwnedPartitions: []consumer.TopicPartition{},
+		})
+		if err != nil {
+			return memberID, nil, err
+		}
+		req.Protocols = append(req.Protocols, joingroup.RequestProtocol{Name: b.ProtocolName(), Metadata: meta})
+	}
+
+	for attempt := 0; ; attempt++ {
+		req.MemberID = memberID
+		m, err := cg.request(req, cg.config.RebalanceTimeout)
+		if err != nil {
+			return memberID, nil, err
+		}
+		res := m.(*joingroup.Response)
+		if res.ErrorCode == int16(MemberIDRequired) && res.MemberID != "" && attempt < 3 {
+			memberID = res.MemberID
+			continue
+		}
+		if err := makeError(res.ErrorCode, ""); err != nil {
+			if errors.Is(err, UnknownMemberId) {
+				memberID = ""
+			}
+			return memberID, nil, err
+		}
+		return res.MemberID, res, nil
+	}
+}
+
+// decodeSubscription reads the subscription a member sent in JoinGroup. It
+// accepts metadata of any version, including the version 1 header without
+// owned partitions that kafka-go releases write.
+func decodeSubscription(b []byte) (consumer.Subscription, error) {
+	var s consumer.Subscription
+	if len(b) < 2 {
+		return s, fmt.Errorf("member metadata of %d bytes is too short", len(b))
+	}
+	version := int16(b[0])<<8 | int16(b[1])
+	if version < 0 {
+		return s, fmt.Errorf("invalid member metadata version %d", version)
+	}
+	v := min(version, 3)
+	err := protocol.Unmarshal(b, v, &s)
+	if err != nil && v > 0 {
+		s = consumer.Subscription{}
+		err = protocol.Unmarshal(b, 0, &s)
+	}
+	return s, err
+}
+
+// assignTopicPartitions runs, on the leader, the balancer the coordinator
+// chose.
+func (cg *ConsumerGroup) assignTopicPartitions(join *joingroup.Response) (GroupMemberAssignments, error) {
+	balancer, ok := findGroupBalancer(join.ProtocolName, cg.config.GroupBalancers)
+	if !ok {
+		return nil, fmt.Errorf("unable to find selected balancer, %v, for group, %v", join.ProtocolName, cg.config.ID)
+	}
+	members := make([]GroupMember, 0, len(join.Members))
+	for _, m := range join.Members {
+		sub, err := decodeSubscription(m.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("unable to read metadata for member, %v: %w", m.MemberID, err)
+		}
+		members = append(members, GroupMember{ID: m.MemberID, Topics: sub.Topics, UserData: sub.UserData})
+	}
+	partitions, err := cg.readPartitions(extractTopics(members)...)
+	if err != nil {
+		return nil, err
+	}
+	cg.withLogger(func(l Logger) {
+		l.Printf("using '%v' balancer to assign group %v: %d members, %d partitions", join.ProtocolName, cg.config.ID, len(members), len(partitions))
+	})
+	plan := balancer.AssignGroups(members, partitions)
+	cg.withLogger(func(l Logger) {
+		for member, topics := range plan {
+			for topic, ids := range topics {
+				l.Printf("assigned member/topic/partitions %v/%v/%v", member, topic, ids)
+			}
+		}
+	})
+	return plan, nil
+}
+
+// readPartitions lists the partitions of topics, sorted by topic and ID. A
+// topic that does not exist (yet) has none: it is not an error, as with the
+// other clients; WatchPartitionChanges picks it up later.
+func (cg *ConsumerGroup) readPartitions(topics ...string) ([]Partition, error) {
+	if len(topics) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(cg.ctx, cg.config.Timeout)
+	defer cancel()
+	meta, err := cg.client.Metadata(ctx, &MetadataRequest{Topics: topics})
+	if err != nil {
+		return nil, err
+	}
+	var partitions []Partition
+	for _, t := range meta.Topics {
+		if t.Error != nil {
+			if errors.Is(t.Error, UnknownTopicOrPartition) {
+				continue
+			}
+			return nil, t.Error
+		}
+		partitions = append(partitions, t.Partitions...)
+	}
+	sort.Slice(partitions, func(i, j int) bool {
+		if partitions[i].Topic != partitions[j].Topic {
+			return partitions[i].Topic < partitions[j].Topic
+		}
+		return partitions[i].ID < partitions[j].ID
+	})
+	return partitions, nil
+}
+
+// syncGroup sends the leader's plan (nil for other members) and returns
+// this member's partitions by topic.
+func (cg *ConsumerGroup) syncGroup(memberID string, join *joingroup.Response, plan GroupMemberAssignments) (map[string][]int32, error) {
+	req := &syncgroup.Request{
+		GroupID:      cg.config.ID,
+		GenerationID: join.GenerationID,
+		MemberID:     memberID,
+		ProtocolType: groupProtocolType,
+		ProtocolName: join.ProtocolName,
+	}
+	members := make([]string, 0, len(plan))
+	for id := range plan {
+		members = append(members, id)
+	}
+	sort.Strings(members)
+	for _, id := range members {
+		a := consumer.Assignment{Version: consumer.MaxVersionSupported}
+		topics := make([]string, 0, len(plan[id]))
+		for topic := range plan[id] {
+			topics = append(topics, topic)
+		}
+		sort.Strings(topics)
+		for _, topic := range topics {
+			ids := make([]int32, len(plan[id][topic]))
+			for i, p := range plan[id][topic] {
+				ids[i] = int32(p)
+			}
+			a.AssignedPartitions = append(a.AssignedPartitions, consumer.TopicPartition{Topic: topic, Partitions: ids})
+		}
+		b, err := protocol.Marshal(a.Version, a)
+		if err != nil {
+			return nil, err
+		}
+		req.Assignments = append(req.Assignments, syncgroup.RequestAssignment{MemberID: id, Assignment: b})
+	}
+
+	m, err := cg.request(req, 0)
+	if err != nil {
+		return nil, err
+	}
+	res := m.(*syncgroup.Response)
+	if err := makeError(res.ErrorCode, ""); err != nil {
+		return nil, err
+	}
+	assigned := map[string][]int32{}
+	if len(res.Assignments) == 0 {
+		cg.withLogger(func(l Logger) {
+			l.Printf("received empty assignments for group %v as member %s for generation %d", cg.config.ID, memberID, join.GenerationID)
+		})
+		return assigned, nil
+	}
+	if len(res.Assignments) < 2 {
+		return nil, fmt.Errorf("invalid assignment of %d bytes", len(res.Assignments))
+	}
+	var a consumer.Assignment
+	version := min(int16(res.Assignments[0])<<8|int16(res.Assignments[1]), consumer.MaxVersionSupported)
+	if version < 0 {
+		return nil, fmt.Errorf("invalid assignment version %d", version)
+	}
+	if err := protocol.Unmarshal(res.Assignments, version, &a); err != nil {
+		return nil, err
+	}
+	for _, tp := range a.AssignedPartitions {
+		assigned[tp.Topic] = append(assigned[tp.Topic], tp.Partitions...)
+	}
+	return assigned, nil
+}
+
+// fetchOffsets returns the committed offsets of the assigned partitions;
+// partitions without one get the StartOffset.
+func (cg *ConsumerGroup) fetchOffsets(assigned map[string][]int32) (map[string]map[int]int64, error) {
+	req := &offsetfetch.Request{GroupID: cg.config.ID}
+	for _, topic := range cg.config.Topics {
+		req.Topics = append(req.Topics, offsetfetch.RequestTopic{Name: topic, PartitionIndexes: append([]int32{}, assigned[topic]...)})
+	}
+	m, err := cg.request(req, 0)
+	if err != nil {
+		return nil, err
+	}
+	topics, code, ok := m.(*offsetfetch.Response).Group(cg.config.ID)
+	if !ok {
+		return nil, fmt.Errorf("no offsets returned for group %s", cg.config.ID)
+	}
+	if err := makeError(code, ""); err != nil {
+		return nil, err
+	}
+	offsets := make(map[string]map[int]int64, len(topics))
+	for _, t := range topics {
+		byPartition := map[int]int64{}
+		offsets[t.Name] = byPartition
+		for _, p := range t.Partitions {
+			for _, id := range assigned[t.Name] {
+				if id != p.PartitionIndex {
+					continue
+				}
+				offset := p.CommittedOffset
+				if offset < 0 {
+					offset = cg.config.StartOffset
+				}
+				byPartition[int(id)] = offset
+			}
+		}
+	}
+	return offsets, nil
+}
+
+func (cg *ConsumerGroup) makeAssignments(assigned map[string][]int32, offsets map[string]map[int]int64) map[string][]PartitionAssignment {
+	out := make(map[string][]PartitionAssignment, len(cg.config.Topics))
+	for _, topic := range cg.config.Topics {
+		ids := assigned[topic]
+		list := make([]PartitionAssignment, 0, len(ids))
+		for _, id := range ids {
+			offset, ok := offsets[topic][int(id)]
+			if !ok {
+				offset = cg.config.StartOffset
+			}
+			list = append(list, PartitionAssignment{ID: int(id), Offset: offset})
+		}
+		out[topic] = list
+	}
+	return out
+}
+
+// leaveGroup tells the coordinator this member is gone, so that the others
+// rebalance at once instead of after the session timeout. It runs after
+// Close too, so it does not use cg.ctx.
+func (cg *ConsumerGroup) leaveGroup(memberID string) {
+	if memberID == "" {
+		return
+	}
+	cg.withLogger(func(l Logger) { l.Printf("leaving group %s, member %s", cg.config.ID, memberID) })
+	ctx, cancel := context.WithTimeout(context.Background(), cg.config.Timeout)
+	defer cancel()
+	m, err := cg.client.roundTrip(ctx, nil, &leavegroup.Request{
+		GroupID:  cg.config.ID,
+		MemberID: memberID,
+		Members:  []leavegroup.RequestMember{{MemberID: memberID}},
+	})
+	if err == nil {
+		res := m.(*leavegroup.Response)
+		err = makeError(res.ErrorCode, "")
+		for _, mm := range res.Members {
+			if err == nil {
+				err = makeError(mm.ErrorCode, "")
+			}
+		}
+	}
+	if err != nil {
+		cg.withErrorLogger(func(l Logger) {
+			l.Printf("leave group failed for group, %v, and member, %v: %v", cg.config.ID, memberID, err)
+		})
+	}
+}
+
+func (cg *ConsumerGroup) withLogger(do func(Logger)) {
+	if cg.config.Logger != nil {
+		do(cg.config.Logger)
+	}
+}
+
+func (cg *ConsumerGroup) withErrorLogger(do func(Logger)) {
+	if cg.config.ErrorLogger != nil {
+		do(cg.config.ErrorLogger)
+	} else {
+		cg.withLogger(do)
+	}
+}
+
+// Generation is one generation of a consumer group: the partitions this
+// member was assigned, the means to commit offsets for them, and goroutines
+// (Start) that live as long as the generation.
+type Generation struct {
+	// ID is the generation number the coordinator gave.
+	ID int32
+
+	// GroupID is the consumer group's ID.
+	GroupID string
+
+	// MemberID is this member's ID in the group.
+	MemberID string
+
+	// Assignments are this member's partitions by topic, with the offset to
+	// start reading each from.
+	Assignments map[string][]PartitionAssignment
+
+	cg *ConsumerGroup
+
+	// lock guards done (closed once, when the generation ends), closed,
+	// routines (the functions of Start still running) and joined (closed
+	// when the last of them returns after the generation ended).
+	lock     sync.Mutex
+	done     chan struct{}
+	closed   bool
+	routines int
+	joined   chan struct{}
+
+	retentionMillis int64
+	log             func(func(Logger))
+	logError        func(func(Logger))
+}
+
+// generationContext is the context.Context given to the functions of
+// Generation.Start: done when the generation ends.
+type generationContext struct{ gen *Generation }
+
+func (c generationContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c generationContext) Done() <-chan struct{}       { return c.gen.done }
+func (c generationContext) Value(interface{}) interface{} {
+	return nil
+}
+func (c generationContext) Err() error {
+	select {
+	case <-c.gen.done:
+		return ErrGenerationEnded
+	default:
+		return nil
+	}
+}
+
+// end marks the generation over; the caller holds g.lock.
+func (g *Generation) end() {
+	if !g.closed {
+		g.closed = true
+		close(g.done)
+	}
+}
+
+// close ends the generation and waits for the functions of Start to return.
+func (g *Generation) close() {
+	g.lock.Lock()
+	g.end()
+	running := g.routines > 0
+	g.lock.Unlock()
+	if running {
+		<-g.joined
+	}
+}
+
+// Start runs fn in a goroutine bound to the generation: fn's context is
+// done when the generation ends (its Err is then ErrGenerationEnded), and
+// the generation ends when fn returns. The group waits for every fn to
+// return before it joins the next generation, so fn must return promptly
+// once its context is done.
+func (g *Generation) Start(fn func(ctx context.Context)) {
+	g.lock.Lock()
+	defer g.lock.Unlock()
+	if g.closed {
+		// Still call fn (the caller may wait for it to run); its context is
+		// already done.
+		go fn(generationContext{g})
+		return
+	}
+	g.routines++
+	go func() {
+		fn(generationContext{g})
+		g.lock.Lock()
+		defer g.lock.Unlock()
+		g.end()
+		g.routines--
+		if g.routines == 0 {
+			close(g.joined)
+		}
+	}()
+}
+
+// CommitOffsets commits offsets (topic -> partition -> offset of the next
+// message to read) for the group, in this generation.
+func (g *Generation) CommitOffsets(offsets map[string]map[int]int64) error {
+	if len(offsets) == 0 {
+		return nil
+	}
+	req := &offsetcommit.Request{
+		GroupID:         g.GroupID,
+		GenerationID:    g.ID,
+		MemberID:        g.MemberID,
+		RetentionTimeMs: g.retentionMillis,
+	}
+	topics := make([]string, 0, len(offsets))
+	for topic := range offsets {
+		topics = append(topics, topic)
+	}
+	sort.Strings(topics)
+	for _, topic := range topics {
+		t := offsetcommit.RequestTopic{Name: topic}
+		for partition, offset := range offsets[topic] {
+			t.Partitions = append(t.Partitions, offsetcommit.RequestPartition{
+				PartitionIndex:       int32(partition),
+				CommittedOffset:      offset,
+				CommittedLeaderEpoch: -1,
+				CommitTimestamp:      -1,
+			})
+		}
+		sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].PartitionIndex < t.Partitions[j].PartitionIndex })
+		req.Topics = append(req.Topics, t)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), g.cg.config.Timeout)
+	defer cancel()
+	m, err := g.cg.client.roundTrip(ctx, nil, req)
+	if err != nil {
+		return err
+	}
+	for _, t := range m.(*offsetcommit.Response).Topics {
+		for _, p := range t.Partitions {
+			if err := makeError(p.ErrorCode, ""); err != nil {
+				return err
+			}
+		}
+	}
+	g.log(func(l Logger) {
+		var report []string
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				report = append(report, fmt.Sprintf("%s/%d: %d", t.Name, p.PartitionIndex, p.CommittedOffset))
+			}
+		}
+		l.Printf("committed offsets for group %s: %s", g.GroupID, strings.Join(report, ", "))
+	})
+	return nil
+}
+
+// heartbeatLoop keeps the membership alive; a failed heartbeat (including
+// REBALANCE_IN_PROGRESS) ends the generation.
+func (g *Generation) heartbeatLoop(interval time.Duration) {
+	g.Start(func(ctx context.Context) {
+		g.log(func(l Logger) { l.Printf("started heartbeat for group, %v [%v]", g.GroupID, interval) })
+		defer g.log(func(l Logger) { l.Printf("stopped heartbeat for group %s", g.GroupID) })
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			rctx, cancel := context.WithTimeout(g.cg.ctx, g.cg.config.Timeout)
+			m, err := g.cg.client.roundTrip(rctx, nil, &heartbeat.Request{
+				GroupID:      g.GroupID,
+				GenerationID: g.ID,
+				MemberID:     g.MemberID,
+			})
+			cancel()
+			if err == nil {
+				err = makeError(m.(*heartbeat.Response).ErrorCode, "")
+			}
+			if err != nil {
+				if !errors.Is(err, RebalanceInProgress) {
+					g.logError(func(l Logger) { l.Printf("heartbeat of group %s failed: %v", g.GroupID, err) })
+				}
+				return
+			}
+		}
+	})
+}
+
+// partitionWatcher ends the generation when the partition count of topic
+// changes, so that the group rebalances to cover the new partitions.
+func (g *Generation) partitionWatcher(interval time.Duration, topic string) {
+	g.Start(func(ctx context.Context) {
+		g.log(func(l Logger) {
+			l.Printf("started partition watcher for group, %v, topic %v [%v]", g.GroupID, topic, interval)
+		})
+		defer g.log(func(l Logger) { l.Printf("stopped partition watcher for group, %v, topic %v", g.GroupID, topic) })
+		initial, err := g.cg.readPartitions(topic)
+		if err != nil {
+			g.logError(func(l Logger) { l.Printf("problem getting partitions of %s: %v", topic, err) })
+			return
+		}
+		ticker := time.NewTicker(interval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			parts, err := g.cg.readPartitions(topic)
+			if err != nil {
+				g.logError(func(l Logger) {
+					l.Printf("problem getting partitions of %s while checking for changes: %v", topic, err)
+				})
+				var kerr Error
+				if errors.As(err, &kerr) {
+					continue
+				}
+				return
+			}
+			if len(parts) != len(initial) {
+				g.log(func(l Logger) { l.Printf("partition changes found, rebalancing group: %v", g.GroupID) })
+				return
+			}
+		}
+	})
+}
+
+// extractTopics returns the topics the members subscribe to, sorted and
+// without duplicates.
+func extractTopics(members []GroupMember) []string {
+	seen := map[string]bool{}
+	var topics []string
+	for _, m := range members {
+		for _, t := range m.Topics {
+			if !seen[t] {
+				seen[t] = true
+				topics = append(topics, t)
+			}
+		}
+	}
+	sort.Strings(topics)
+	return topics
+}

@@ -1,0 +1,500 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/fetch"
+	"github.com/segmentio/kafka-go/protocol/listoffsets"
+)
+
+// readerMessage is what partition readers send to FetchMessage: a message
+// or an error, tagged with the version of the reader that produced it.
+type readerMessage struct {
+	version   int64
+	message   Message
+	watermark int64
+	error     error
+}
+
+// partitionReader fetches one partition and queues its messages on the
+// Reader's channel. It holds at most one fetch response at a time, so the
+// memory of a Reader is bounded by QueueCapacity messages plus one
+// response (MaxBytes) per partition.
+type partitionReader struct {
+	reader    *Reader
+	topic     string
+	partition int
+	version   int64
+}
+
+func (p *partitionReader) config() *ReaderConfig { return &p.reader.config }
+
+func (p *partitionReader) stats() *readerStats { return p.reader.stats }
+
+// run reads the partition from offset until ctx ends. It never gives up:
+// errors are retried with a backoff, and reported to FetchMessage once
+// MaxAttempts setups in a row failed, so that a program blocked reading
+// learns about them.
+func (p *partitionReader) run(ctx context.Context, offset int64) {
+	cfg := p.config()
+	for attempt := 0; ; attempt++ {
+		if !sleepContext(ctx, retryDelay(attempt, cfg.ReadBackoffMin, cfg.ReadBackoffMax)) {
+			return
+		}
+		p.log(func(l Logger) {
+			l.Printf("initializing kafka reader for partition %d of %s starting at offset %d", p.partition, p.topic, toHumanOffset(offset))
+		})
+		start, err := p.initialize(ctx, offset)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if errors.Is(err, OffsetOutOfRange) {
+				if cfg.OffsetOutOfRangeError {
+					p.sendError(ctx, err)
+					return
+				}
+				// Past the end of the partition: wait for it to grow.
+				p.logError(func(l Logger) {
+					l.Printf("error initializing the kafka reader for partition %d of %s: %s", p.partition, p.topic, err)
+				})
+				continue
+			}
+			if attempt >= cfg.MaxAttempts {
+				p.sendError(ctx, err)
+			} else {
+				p.stats().errors.observe(1)
+				p.logError(func(l Logger) {
+					l.Printf("error initializing the kafka reader for partition %d of %s: %s", p.partition, p.topic, err)
+				})
+			}
+			continue
+		}
+		attempt = 0
+		offset = start
+
+		if !p.readLoop(ctx, &offset) {
+			return
+		}
+	}
+}
+
+// readLoop fetches from *offset until an error calls for a new setup
+// (returning true) or ctx ends (returning false).
+func (p *partitionReader) readLoop(ctx context.Context, offset *int64) bool {
+	cfg := p.config()
+	errcount := 0
+	for {
+		if !sleepContext(ctx, retryDelay(errcount, cfg.ReadBackoffMin, cfg.ReadBackoffMax)) {
+			return false
+		}
+		next, err := p.fetch(ctx, *offset)
+		*offset = next
+		switch {
+		case err == nil:
+			errcount = 0
+			continue
+
+		case ctx.Err() != nil:
+			return false
+
+		case errors.Is(err, UnknownTopicOrPartition), errors.Is(err, NotLeaderForPartition),
+			errors.Is(err, LeaderNotAvailable), errors.Is(err, FencedLeaderEpoch),
+			errors.Is(err, UnknownLeaderEpoch), errors.Is(err, BrokerNotAvailable):
+			// The partition moved or went away: set up again, which finds
+			// the new leader or reports the error.
+			p.logError(func(l Logger) {
+				l.Printf("failed to read from current broker %v for partition %d of %s at offset %d: %v", cfg.Brokers, p.partition, p.topic, toHumanOffset(*offset), err)
+			})
+			p.stats().rebalances.observe(1)
+			return true
+
+		case errors.Is(err, RequestTimedOut):
+			errcount = 0
+			p.stats().timeouts.observe(1)
+			p.log(func(l Logger) {
+				l.Printf("no messages received from kafka within the allocated time for partition %d of %s at offset %d: %v", p.partition, p.topic, toHumanOffset(*offset), err)
+			})
+			continue
+
+		case errors.Is(err, OffsetOutOfRange):
+			first, last, lerr := p.reader.listFirstLast(ctx, p.topic, p.partition)
+			if lerr != nil {
+				p.logError(func(l Logger) {
+					l.Printf("the kafka reader got an error while attempting to determine whether it was reading before the first offset or after the last offset of partition %d of %s: %s", p.partition, p.topic, lerr)
+				})
+				return true
+			}
+			switch {
+			case *offset < first:
+				p.logError(func(l Logger) {
+					l.Printf("the kafka reader is reading before the first offset for partition %d of %s, skipping from offset %d to %d (%d messages)", p.partition, p.topic, toHumanOffset(*offset), first, first-*offset)
+				})
+				*offset, errcount = first, 0
+				continue
+			case *offset < last:
+				errcount = 0
+				continue
+			default:
+				p.logError(func(l Logger) {
+					l.Printf("the kafka reader is reading passed the last offset for partition %d of %s at offset %d", p.partition, p.topic, toHumanOffset(*offset))
+				})
+			}
+
+		case errors.Is(err, errUnknownCodec):
+			p.sendError(ctx, err)
+			return true
+
+		default:
+			var kerr Error
+			if errors.As(err, &kerr) {
+				p.sendError(ctx, err)
+			} else {
+				p.logError(func(l Logger) {
+					l.Printf("the kafka reader got an unknown error reading partition %d of %s at offset %d: %s", p.partition, p.topic, toHumanOffset(*offset), err)
+				})
+				p.stats().errors.observe(1)
+				return true
+			}
+		}
+		errcount++
+	}
+}
+
+// initialize turns offset into an absolute offset: FirstOffset and
+// LastOffset are resolved, and an offset before the start of the
+// partition (deleted by retention) moves to the start.
+func (p *partitionReader) initialize(ctx context.Context, offset int64) (int64, error) {
+	t0 := time.Now()
+	first, last, err := p.reader.listFirstLast(ctx, p.topic, p.partition)
+	p.stats().dials.observe(1)
+	p.stats().dialTime.observeDuration(time.Since(t0))
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case offset == FirstOffset:
+		offset = first
+	case offset == LastOffset:
+		offset = last
+	case offset < first:
+		offset = first
+	}
+	p.log(func(l Logger) {
+		l.Printf("the kafka reader for partition %d of %s is seeking to offset %d", p.partition, p.topic, toHumanOffset(offset))
+	})
+	return offset, nil
+}
+
+// fetch sends one Fetch request from offset, queues the messages of the
+// response and returns the offset to fetch next.
+func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error) {
+	cfg := p.config()
+	st := p.stats()
+	st.fetches.observe(1)
+	st.offset.observe(offset)
+
+	req := &fetch.Request{
+		ReplicaID:      -1,
+		MaxWaitTime:    int32(cfg.MaxWait / time.Millisecond),
+		MinBytes:       int32(cfg.MinBytes),
+		MaxBytes:       int32(cfg.MaxBytes),
+		IsolationLevel: int8(cfg.IsolationLevel),
+		SessionEpoch:   -1, // no fetch session: every request is complete
+		Topics: []fetch.RequestTopic{{
+			Topic: p.topic,
+			Partitions: []fetch.RequestPartition{{
+				Partition:          int32(p.partition),
+				CurrentLeaderEpoch: -1,
+				FetchOffset:        offset,
+				LogStartOffset:     -1,
+				PartitionMaxBytes:  int32(cfg.MaxBytes),
+			}},
+		}},
+	}
+
+	t0 := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, cfg.MaxWait+cfg.ReadBatchTimeout)
+	m, err := p.reader.client.roundTrip(rctx, nil, req)
+	cancel()
+	t1 := time.Now()
+	st.waitTime.observeDuration(t1.Sub(t0))
+	if err != nil {
+		if ctx.Err() != nil {
+			return offset, ctx.Err()
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return offset, RequestTimedOut
+		}
+		return offset, err
+	}
+	res := m.(*fetch.Response)
+	if err := makeError(res.ErrorCode, ""); err != nil {
+		return offset, err
+	}
+	var part *fetch.ResponsePartition
+	for i := range res.Topics {
+		if res.Topics[i].Topic != p.topic {
+			continue
+		}
+		for j := range res.Topics[i].Partitions {
+			if res.Topics[i].Partitions[j].Partition == int32(p.partition) {
+				part = &res.Topics[i].Partitions[j]
+			}
+		}
+	}
+	if part == nil {
+		return offset, fmt.Errorf("fetch response without partition %d of %s", p.partition, p.topic)
+	}
+	if err := makeError(part.ErrorCode, ""); err != nil {
+		closeFetchedRecordSet(&part.RecordSet)
+		return offset, err
+	}
+
+	var count, size int64
+	next, err := p.deliver(ctx, part, offset, func(msg Message) error {
+		n := int64(len(msg.Key) + len(msg.Value))
+		st.messages.observe(1)
+		st.bytes.observe(n)
+		if err := p.sendMessage(ctx, msg, part.HighWatermark); err != nil {
+			return err
+		}
+		st.offset.observe(msg.Offset + 1)
+		st.lag.observe(part.HighWatermark - (msg.Offset + 1))
+		count++
+		size += n
+		return nil
+	})
+	st.readTime.observeDuration(time.Since(t1))
+	st.fetchSize.observe(count)
+	st.fetchBytes.observe(size)
+	return next, err
+}
+
+// deliver passes the messages of a fetched partition at or after offset to
+// send, in order, and returns the offset to fetch next. With ReadCommitted,
+// records of aborted transactions are left out; control records are never
+// delivered, but reading moves past them.
+func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponsePartition, offset int64, send func(Message) error) (int64, error) {
+	stream, _ := part.RecordSet.Records.(*protocol.RecordStream)
+	if stream == nil {
+		return offset, nil
+	}
+	defer closeFetchedRecordSet(&part.RecordSet)
+
+	// Aborted transactions by first offset; a producer is in `aborting`
+	// from the first batch of its aborted transaction to the abort marker.
+	var aborted []fetch.ResponseTransaction
+	if p.config().IsolationLevel == ReadCommitted {
+		aborted = append(aborted, part.AbortedTransactions...)
+		sort.Slice(aborted, func(i, j int) bool { return aborted[i].FirstOffset < aborted[j].FirstOffset })
+	}
+	aborting := map[int64]bool{}
+
+	next := offset
+	skip := func(batch protocol.RecordReader) error {
+		for {
+			rec, err := batch.ReadRecord()
+			if err != nil {
+				return ignoreFetchEOF(err)
+			}
+			closeFetchedRecord(rec)
+			if rec.Offset >= next {
+				next = rec.Offset + 1
+			}
+		}
+	}
+
+	for _, b := range stream.Records {
+		var err error
+		switch batch := b.(type) {
+		case *protocol.ControlBatch:
+			for {
+				rec, rerr := batch.ReadRecord()
+				if rerr != nil {
+					err = ignoreFetchEOF(rerr)
+					break
+				}
+				if rec.Offset >= next {
+					next = rec.Offset + 1
+				}
+				if cr, cerr := protocol.ReadControlRecord(rec); cerr == nil && cr.Type == 0 {
+					delete(aborting, batch.ProducerID)
+				}
+				closeFetchedRecord(rec)
+			}
+		case *protocol.RecordBatch:
+			for len(aborted) > 0 && aborted[0].FirstOffset <= batch.BaseOffset {
+				aborting[aborted[0].ProducerID] = true
+				aborted = aborted[1:]
+			}
+			if batch.Attributes.Transactional() && aborting[batch.ProducerID] {
+				err = skip(batch)
+			} else {
+				err = p.readRecords(batch, part.HighWatermark, &next, send)
+			}
+		default:
+			err = p.readRecords(b, part.HighWatermark, &next, send)
+		}
+		if err != nil {
+			return next, err
+		}
+		if ctx.Err() != nil {
+			return next, ctx.Err()
+		}
+	}
+	return next, nil
+}
+
+func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, next *int64, send func(Message) error) error {
+	for {
+		rec, err := batch.ReadRecord()
+		if err != nil {
+			return ignoreFetchEOF(err)
+		}
+		if rec.Offset < *next {
+			// A compressed batch comes whole, including the records before
+			// the fetch offset.
+			closeFetchedRecord(rec)
+			continue
+		}
+		msg := Message{
+			Topic:         p.topic,
+			Partition:     p.partition,
+			Offset:        rec.Offset,
+			HighWaterMark: hwm,
+			Time:          rec.Time,
+			Headers:       rec.Headers,
+		}
+		var kerr, verr error
+		msg.Key, kerr = readFetchedBytes(rec.Key)
+		msg.Value, verr = readFetchedBytes(rec.Value)
+		if kerr != nil {
+			return kerr
+		}
+		if verr != nil {
+			return verr
+		}
+		if err := send(msg); err != nil {
+			return err
+		}
+		*next = rec.Offset + 1
+	}
+}
+
+func (p *partitionReader) sendMessage(ctx context.Context, msg Message, watermark int64) error {
+	select {
+	case p.reader.msgs <- readerMessage{version: p.version, message: msg, watermark: watermark}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *partitionReader) sendError(ctx context.Context, err error) error {
+	select {
+	case p.reader.msgs <- readerMessage{version: p.version, error: err}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *partitionReader) log(do func(Logger)) { p.reader.withLogger(do) }
+
+func (p *partitionReader) logError(do func(Logger)) { p.reader.withErrorLogger(do) }
+
+// listOffset asks the leader of a partition for the offset of timestamp
+// ts (or -1 for the end, -2 for the start).
+func (r *Reader) listOffset(ctx context.Context, topic string, partition int, ts int64) (int64, error) {
+	m, err := r.client.roundTrip(ctx, nil, &listoffsets.Request{
+		ReplicaID:      -1,
+		IsolationLevel: int8(r.config.IsolationLevel),
+		Topics: []listoffsets.RequestTopic{{
+			Topic: topic,
+			Partitions: []listoffsets.RequestPartition{{
+				Partition:          int32(partition),
+				CurrentLeaderEpoch: -1,
+				Timestamp:          ts,
+			}},
+		}},
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range m.(*listoffsets.Response).Topics {
+		if t.Topic != topic {
+			continue
+		}
+		for _, p := range t.Partitions {
+			if p.Partition == int32(partition) {
+				if err := makeError(p.ErrorCode, ""); err != nil {
+					return 0, err
+				}
+				return p.Offset, nil
+			}
+		}
+	}
+	return 0, UnknownTopicOrPartition
+}
+
+// listFirstLast returns the first and the end offsets of a partition, with
+// a 10s bound like the other setup requests.
+func (r *Reader) listFirstLast(ctx context.Context, topic string, partition int) (first, last int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if first, err = r.listOffset(ctx, topic, partition, FirstOffset); err != nil {
+		return 0, 0, err
+	}
+	if last, err = r.listOffset(ctx, topic, partition, LastOffset); err != nil {
+		return 0, 0, err
+	}
+	return first, last, nil
+}
+
+func ignoreFetchEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// readAndClose copies b out of the decoder's buffers and releases them;
+// nil (a null key or value) stays nil.
+func readFetchedBytes(b protocol.Bytes) ([]byte, error) {
+	if b == nil {
+		return nil, nil
+	}
+	defer b.Close()
+	return protocol.ReadAll(b)
+}
+
+func closeFetchedRecord(rec *protocol.Record) {
+	if rec.Key != nil {
+		rec.Key.Close()
+	}
+	if rec.Value != nil {
+		rec.Value.Close()
+	}
+}
+
+// closeRecordSet releases the records of rs that were not read, so that
+// their buffers can be recycled.
+func closeFetchedRecordSet(rs *protocol.RecordSet) {
+	if rs.Records == nil {
+		return
+	}
+	for {
+		rec, err := rs.Records.ReadRecord()
+		if err != nil {
+			return
+		}
+		closeFetchedRecord(rec)
+	}
+}
