@@ -278,6 +278,9 @@ func (c *Conn) roundTrip(d *connDeadline, version int16, req protocol.Message) (
 	d.begin(c.conn)
 	defer d.end()
 
+	if p, ok := req.(protocol.PreparedMessage); ok {
+		p.Prepare(version)
+	}
 	c.correlationID++
 	id := c.correlationID
 	w := connIO{c: c}

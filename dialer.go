@@ -141,7 +141,7 @@ func (d *Dialer) LookupPartition(ctx context.Context, network string, address st
 		partitions, err := c.ReadPartitions(topic)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Partition{}, ctx.Err()
+				return Partition{}, contextError(ctx, err)
 			}
 			if isTemporary(err) {
 				continue
@@ -168,8 +168,8 @@ func (d *Dialer) LookupPartitions(ctx context.Context, network string, address s
 	defer release()
 
 	partitions, err := c.ReadPartitions(topic)
-	if err != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
+	if err != nil {
+		return nil, contextError(ctx, err)
 	}
 	return partitions, err
 }
@@ -235,9 +235,7 @@ func (d *Dialer) setup(ctx context.Context, c *Conn, address string) error {
 	defer release()
 
 	if _, err := c.loadVersions(); err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
+		err = contextError(ctx, err)
 		return fmt.Errorf("kafka: negotiating API versions with %s: %w", address, err)
 	}
 	if d.SASLMechanism == nil {
@@ -249,12 +247,27 @@ func (d *Dialer) setup(ctx context.Context, c *Conn, address string) error {
 	}
 	ctx = sasl.WithMetadata(ctx, &sasl.Metadata{Host: host, Port: port})
 	if err := c.authenticateSASL(ctx, d.SASLMechanism); err != nil {
-		if ctx.Err() != nil && !errors.Is(err, SASLAuthenticationFailed) {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		if !errors.Is(err, SASLAuthenticationFailed) {
+			err = contextError(ctx, err)
 		}
 		return fmt.Errorf("could not successfully authenticate to %s:%d with SASL: %w", host, port, err)
 	}
 	return nil
+}
+
+// contextError returns the error of ctx, wrapping err, when err is the
+// consequence of ctx ending (bindContext turns that into a socket timeout).
+func contextError(ctx context.Context, err error) error {
+	cerr := ctx.Err()
+	if cerr == nil && isTimeout(err) {
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			cerr = context.DeadlineExceeded
+		}
+	}
+	if cerr == nil {
+		return err
+	}
+	return fmt.Errorf("%w (%v)", cerr, err)
 }
 
 // bindContext makes the connection's operations fail once ctx ends, and
