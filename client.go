@@ -3,10 +3,12 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/offsetfetch"
 )
 
 // Client is a high-level API to send requests to kafka brokers. Every method
@@ -24,6 +26,54 @@ type Client struct {
 
 	// Transport sends the requests; nil means DefaultTransport.
 	Transport RoundTripper
+}
+
+// TopicAndGroup names a consumer group and one of its topics.
+//
+// Deprecated: experimental, to be removed in 1.0; use Client.OffsetFetch.
+type TopicAndGroup struct {
+	Topic   string
+	GroupId string
+}
+
+// ConsumerOffsets returns the offsets a consumer group committed for the
+// partitions of a topic, by partition.
+//
+// Deprecated: to be removed in 1.0; use Client.OffsetFetch.
+func (c *Client) ConsumerOffsets(ctx context.Context, tg TopicAndGroup) (map[int]int64, error) {
+	meta, err := c.Metadata(ctx, &MetadataRequest{Topics: []string{tg.Topic}})
+	if err != nil {
+		return nil, fmt.Errorf("failed to get topic metadata :%w", err)
+	}
+	if len(meta.Topics) == 0 {
+		return nil, fmt.Errorf("failed to get topic metadata :%w", UnknownTopicOrPartition)
+	}
+	topic := meta.Topics[0]
+	ids := make([]int32, len(topic.Partitions))
+	for i, p := range topic.Partitions {
+		ids[i] = int32(p.ID)
+	}
+	m, err := c.roundTrip(ctx, nil, &offsetfetch.Request{
+		GroupID: tg.GroupId,
+		Topics:  []offsetfetch.RequestTopic{{Name: topic.Name, PartitionIndexes: ids}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("failed to get offsets: %w", err)
+	}
+	topics, code, _ := m.(*offsetfetch.Response).Group(tg.GroupId)
+	if code != 0 {
+		return nil, fmt.Errorf("failed to get offsets: %w", Error(code))
+	}
+	offsets := make(map[int]int64, len(ids))
+	for _, t := range topics {
+		if t.Name != topic.Name {
+			continue
+		}
+		for _, p := range t.Partitions {
+			offsets[int(p.PartitionIndex)] = p.CommittedOffset
+		}
+	}
+	return offsets, nil
 }
 
 func (c *Client) roundTrip(ctx context.Context, addr net.Addr, msg protocol.Message) (protocol.Message, error) {

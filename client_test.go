@@ -15,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go/protocol/deletetopics"
 	"github.com/segmentio/kafka-go/protocol/findcoordinator"
 	"github.com/segmentio/kafka-go/protocol/initproducerid"
+	"github.com/segmentio/kafka-go/protocol/offsetfetch"
 	"github.com/segmentio/kafka-go/protocol/produce"
 )
 
@@ -257,5 +258,42 @@ func TestClientAdminRequests(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("ApiVersions: no Metadata entry in %+v", avr.ApiKeys)
+	}
+}
+
+func TestClientConsumerOffsets(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	fc.setLeader(1, 2)
+	fc.setHandler(func(r *fakeRequest) {
+		switch m := r.Msg.(type) {
+		case *findcoordinator.Request:
+			coordinatorReply(r, 2, fc.brokers[1].host, 0)
+		case *offsetfetch.Request:
+			if r.Broker != 2 {
+				t.Errorf("OffsetFetch sent to broker %d, not the coordinator", r.Broker)
+			}
+			var parts []offsetfetch.ResponsePartition
+			topics, group := m.Topics, m.GroupID
+			if len(m.Groups) > 0 {
+				topics, group = m.Groups[0].Topics, m.Groups[0].GroupID
+			}
+			for _, p := range topics[0].PartitionIndexes {
+				parts = append(parts, offsetfetch.ResponsePartition{PartitionIndex: p, CommittedOffset: int64(100 + p)})
+			}
+			rt := []offsetfetch.ResponseTopic{{Name: topics[0].Name, Partitions: parts}}
+			if r.Version >= 8 {
+				r.reply(&offsetfetch.Response{Groups: []offsetfetch.ResponseGroup{{GroupID: group, Topics: rt}}})
+			} else {
+				r.reply(&offsetfetch.Response{Topics: rt})
+			}
+		}
+	})
+	client := &Client{Addr: fc.addr(), Transport: newTestTransport(t)}
+	offsets, err := client.ConsumerOffsets(testContext(t), TopicAndGroup{Topic: "t", GroupId: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offsets) != 2 || offsets[0] != 100 || offsets[1] != 101 {
+		t.Fatalf("offsets %v, want map[0:100 1:101]", offsets)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/protocol/offsetcommit"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
@@ -289,5 +290,43 @@ func TestIntegrationSASL(t *testing.T) {
 				t.Fatalf("second attempt: %v", err)
 			}
 		})
+	}
+}
+
+func TestIntegrationConsumerOffsets(t *testing.T) {
+	client, tr := integrationClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	topic := testTopicName(t)
+	group := topic + "-group"
+	res, err := client.CreateTopics(ctx, &CreateTopicsRequest{Topics: []TopicConfig{{Topic: topic, NumPartitions: 3, ReplicationFactor: 1}}})
+	if err != nil || res.Errors[topic] != nil {
+		t.Fatalf("creating %s: %v %v", topic, err, res)
+	}
+	defer client.DeleteTopics(context.Background(), &DeleteTopicsRequest{Topics: []string{topic}})
+
+	// Commits as a standalone consumer go to the group coordinator, which
+	// the transport finds.
+	m, err := tr.RoundTrip(ctx, client.Addr, &offsetcommit.Request{
+		GroupID: group, GenerationID: -1,
+		Topics: []offsetcommit.RequestTopic{{Name: topic, Partitions: []offsetcommit.RequestPartition{
+			{PartitionIndex: 0, CommittedOffset: 5, CommittedLeaderEpoch: -1},
+			{PartitionIndex: 2, CommittedOffset: 9, CommittedLeaderEpoch: -1},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range m.(*offsetcommit.Response).Topics[0].Partitions {
+		if p.ErrorCode != 0 {
+			t.Fatalf("committing partition %d: %v", p.PartitionIndex, Error(p.ErrorCode))
+		}
+	}
+	offsets, err := client.ConsumerOffsets(ctx, TopicAndGroup{Topic: topic, GroupId: group})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(offsets) != 3 || offsets[0] != 5 || offsets[1] != -1 || offsets[2] != 9 {
+		t.Fatalf("committed offsets %v, want map[0:5 1:-1 2:9]", offsets)
 	}
 }
