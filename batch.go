@@ -40,6 +40,7 @@ type batchState struct {
 	batches []protocol.RecordReader
 	next    int
 	current protocol.RecordReader
+	start   int64 // the fetch offset
 	last    int64
 	empty   bool // the fetch started at the high watermark
 	aborted *abortedFilter
@@ -55,7 +56,7 @@ func newBatch(c *Conn, offset int64, deadline time.Time, res fetchResult) *Batch
 		throttle:      res.throttle,
 		deadline:      deadline,
 		err:           res.err,
-		batchState:    &batchState{last: -1},
+		batchState:    &batchState{start: offset, last: -1},
 	}
 	if b.err != nil {
 		return b
@@ -283,8 +284,15 @@ func (batch *Batch) finish() {
 	} else {
 		batch.err = io.EOF
 	}
-	if batch.last >= batch.offset {
+	switch {
+	case batch.last >= batch.offset:
 		batch.offset = batch.last + 1
+	case len(batch.batches) != 0 && batch.last < batch.start:
+		// Brokers return the batches that end at or after the fetch
+		// offset. Batches whose records all come before it lost their
+		// later records to compaction, so the fetch offset itself is gone:
+		// step over it rather than fetch the same batches again.
+		batch.offset++
 	}
 }
 
