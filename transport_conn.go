@@ -166,20 +166,25 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, network, addre
 // returns only after it has completed, so that the caller can undo its
 // effect without racing with it.
 func interruptOnDone(ctx context.Context, interrupt func()) (release func() bool) {
+	if ctx.Done() == nil {
+		return func() bool { return false } // the context never ends
+	}
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		interrupt()
 		close(fired)
 	})
-	var once sync.Once
-	var ran bool
+	// release is only ever called from the goroutine that set up the
+	// interruption, possibly twice (once deferred).
+	var released, ran bool
 	return func() bool {
-		once.Do(func() {
+		if !released {
+			released = true
 			if !stop() {
 				<-fired
 				ran = true
 			}
-		})
+		}
 		return ran
 	}
 }
@@ -484,10 +489,12 @@ func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (proto
 		av.ClientSoftwareVersion = clientSoftwareVersion
 	}
 	id := c.nextID.Add(1)
-	// Encoding first keeps a request that cannot be encoded (no records,
-	// say) from touching the connection at all.
-	var buf bytes.Buffer
-	if err := protocol.WriteRequest(&buf, version, id, c.clientID, req); err != nil {
+	// Encoding first keeps a request that cannot be encoded from touching
+	// the connection at all, and lets concurrent requests encode in
+	// parallel rather than under the write lock.
+	frame := getFrameBuffer()
+	defer putFrameBuffer(frame)
+	if err := protocol.WriteRequest(frame, version, id, c.clientID, req); err != nil {
 		return nil, err
 	}
 
@@ -503,7 +510,7 @@ func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (proto
 	case <-c.done:
 		return nil, c.broken()
 	}
-	err = c.write(ctx, id, call, buf.Bytes())
+	err = c.write(ctx, id, call, frame.b)
 	<-c.wsem
 	if err != nil {
 		return nil, err
@@ -655,4 +662,25 @@ type responseExpecter interface{ HasResponse() bool }
 func expectsResponse(req protocol.Message) bool {
 	r, ok := req.(responseExpecter)
 	return !ok || r.HasResponse()
+}
+
+// frameBuffer collects an encoded request frame (which the protocol
+// package hands over in a single Write).
+type frameBuffer struct{ b []byte }
+
+func (f *frameBuffer) Write(p []byte) (int, error) {
+	f.b = append(f.b, p...)
+	return len(p), nil
+}
+
+var frameBuffers = sync.Pool{New: func() any { return new(frameBuffer) }}
+
+func getFrameBuffer() *frameBuffer { return frameBuffers.Get().(*frameBuffer) }
+
+func putFrameBuffer(f *frameBuffer) {
+	if cap(f.b) > 1<<20 {
+		return // do not keep the memory of exceptionally large requests
+	}
+	f.b = f.b[:0]
+	frameBuffers.Put(f)
 }

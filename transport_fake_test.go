@@ -15,7 +15,7 @@ import (
 // protocol through the protocol package: ApiVersions and Metadata are
 // answered from the fields below, anything else by handle.
 type fakeCluster struct {
-	t       *testing.T
+	t       testing.TB
 	brokers []*fakeBroker
 
 	mu       sync.Mutex
@@ -89,7 +89,7 @@ func allApiKeys() []apiversions.ApiKeyResponse {
 	return keys
 }
 
-func newFakeCluster(t *testing.T, n int) *fakeCluster {
+func newFakeCluster(t testing.TB, n int) *fakeCluster {
 	fc := &fakeCluster{t: t, leaders: map[int32]int32{0: 1}}
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
