@@ -15,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go/protocol/heartbeat"
 	"github.com/segmentio/kafka-go/protocol/joingroup"
 	"github.com/segmentio/kafka-go/protocol/leavegroup"
+	"github.com/segmentio/kafka-go/protocol/metadata"
 	"github.com/segmentio/kafka-go/protocol/offsetcommit"
 	"github.com/segmentio/kafka-go/protocol/offsetfetch"
 	"github.com/segmentio/kafka-go/protocol/syncgroup"
@@ -514,26 +515,47 @@ func (cg *ConsumerGroup) assignTopicPartitions(join *joingroup.Response) (GroupM
 
 // readPartitions lists the partitions of topics, sorted by topic and ID. A
 // topic that does not exist (yet) has none: it is not an error, as with the
-// other clients; WatchPartitionChanges picks it up later.
+// other clients; WatchPartitionChanges picks it up later. As with the
+// original client, brokers that auto-create topics create them here.
 func (cg *ConsumerGroup) readPartitions(topics ...string) ([]Partition, error) {
 	if len(topics) == 0 {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(cg.ctx, cg.config.Timeout)
 	defer cancel()
-	meta, err := cg.client.Metadata(ctx, &MetadataRequest{Topics: topics})
+	req := &metadata.Request{TopicNames: topics, AllowAutoTopicCreation: true}
+	for _, t := range topics {
+		req.Topics = append(req.Topics, metadata.RequestTopic{Name: t})
+	}
+	m, err := cg.client.roundTrip(ctx, nil, req)
 	if err != nil {
 		return nil, err
 	}
+	res := m.(*metadata.Response)
+	brokers := make(map[int32]Broker, len(res.Brokers))
+	for _, b := range res.Brokers {
+		brokers[b.NodeID] = Broker{Host: b.Host, Port: int(b.Port), ID: int(b.NodeID), Rack: b.Rack}
+	}
 	var partitions []Partition
-	for _, t := range meta.Topics {
-		if t.Error != nil {
-			if errors.Is(t.Error, UnknownTopicOrPartition) {
+	for _, t := range res.Topics {
+		if err := makeError(t.ErrorCode, ""); err != nil {
+			if errors.Is(err, UnknownTopicOrPartition) || errors.Is(err, LeaderNotAvailable) {
 				continue
 			}
-			return nil, t.Error
+			return nil, err
 		}
-		partitions = append(partitions, t.Partitions...)
+		for _, p := range t.Partitions {
+			leader, ok := brokers[p.LeaderID]
+			if !ok {
+				leader = Broker{ID: int(p.LeaderID)}
+			}
+			partitions = append(partitions, Partition{
+				Topic:  t.Name,
+				ID:     int(p.PartitionIndex),
+				Leader: leader,
+				Error:  makeError(p.ErrorCode, ""),
+			})
+		}
 	}
 	sort.Slice(partitions, func(i, j int) bool {
 		if partitions[i].Topic != partitions[j].Topic {

@@ -11,6 +11,7 @@ import (
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
+	"github.com/segmentio/kafka-go/protocol/metadata"
 )
 
 // readerMessage is what partition readers send to FetchMessage: a message
@@ -173,6 +174,9 @@ func (p *partitionReader) readLoop(ctx context.Context, offset *int64) bool {
 func (p *partitionReader) initialize(ctx context.Context, offset int64) (int64, error) {
 	t0 := time.Now()
 	first, last, err := p.reader.listFirstLast(ctx, p.topic, p.partition)
+	if errors.Is(err, UnknownTopicOrPartition) && p.reader.createTopic(ctx, p.topic) {
+		first, last, err = p.reader.listFirstLast(ctx, p.topic, p.partition)
+	}
 	p.stats().dials.observe(1)
 	p.stats().dialTime.observeDuration(time.Since(t0))
 	if err != nil {
@@ -456,6 +460,29 @@ func (r *Reader) listFirstLast(ctx context.Context, topic string, partition int)
 		return 0, 0, err
 	}
 	return first, last, nil
+}
+
+// createTopic asks for the metadata of topic allowing its creation, as
+// the original reader does when it looks for a partition leader: brokers
+// with auto.create.topics.enable create the topic of a reader this way.
+// It reports whether the topic exists afterwards.
+func (r *Reader) createTopic(ctx context.Context, topic string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	m, err := r.client.roundTrip(ctx, nil, &metadata.Request{
+		TopicNames:             []string{topic},
+		Topics:                 []metadata.RequestTopic{{Name: topic}},
+		AllowAutoTopicCreation: true,
+	})
+	if err != nil {
+		return false
+	}
+	for _, t := range m.(*metadata.Response).Topics {
+		if t.Name == topic && t.ErrorCode == 0 && len(t.Partitions) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func ignoreFetchEOF(err error) error {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -82,10 +83,17 @@ func TestReaderIsolationLevel(t *testing.T) {
 }
 
 // Deleting the topic being read makes FetchMessage return an error instead
-// of blocking, and Close still returns.
+// of blocking, and Close still returns. (The cluster does not create topics
+// automatically: a reader would otherwise bring the topic back, as upstream's
+// does, and wait for data in it.)
 func TestReaderTopicDeletedMidRead(t *testing.T) {
 	const topic = "doomed"
-	addrs, _ := startCluster(t, topic, 1)
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(1, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addrs := c.ListenAddrs()
 	cl := newProducer(t, addrs)
 	produce(t, cl, topic, 1, 5)
 	ctx := ctxTimeout(t, 60*time.Second)
@@ -123,4 +131,47 @@ func TestReaderTopicDeletedMidRead(t *testing.T) {
 	}
 	r.Close()
 	checkNoGoroutines(t)
+}
+
+// Like the original, a reader of a topic that does not exist creates it
+// when the cluster allows, then reads what is written to it.
+func TestReaderCreatesMissingTopic(t *testing.T) {
+	addrs, _ := startCluster(t, "other", 1)
+	const topic = "created-by-reader"
+	ctx := ctxTimeout(t, 60*time.Second)
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: topic, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	got := make(chan kafka.Message, 1)
+	go func() {
+		if m, err := r.FetchMessage(ctx); err == nil {
+			got <- m
+		}
+	}()
+	cl := newProducer(t, addrs)
+	// The topic appears without anyone else asking for its creation.
+	for {
+		req := kmsg.NewPtrMetadataRequest()
+		name := topic
+		req.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
+		req.AllowAutoTopicCreation = false
+		res, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Topics) == 1 && res.Topics[0].ErrorCode == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cl.ProduceSync(ctx, record(topic, 0, 0)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if m.Offset != 0 || string(m.Value) != "v0" {
+			t.Fatalf("got %+v", m)
+		}
+	case <-ctx.Done():
+		t.Fatal("no message")
+	}
 }
