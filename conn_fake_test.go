@@ -3,12 +3,15 @@ package kafka
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"net"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -721,4 +724,101 @@ func connFakeSASLServer(nc net.Conn) error {
 		return nil
 	}
 	return fmt.Errorf("after the metadata request: %v", err)
+}
+
+func TestConnFakeTLS(t *testing.T) {
+	connCheckGoroutines(t)
+	srv := httptest.NewTLSServer(nil)
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: srv.TLS.Certificates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			f := &connFake{t: t, nc: nc, versions: connFakeVersions(), done: make(chan struct{}),
+				handle: func(v int16, req protocol.Message) (protocol.Message, []byte) {
+					return &metadata.Response{Brokers: []metadata.ResponseBroker{{NodeID: 1, Host: "tls", Port: 1}}}, nil
+				}}
+			f.serve()
+			nc.Close()
+		}
+	}()
+
+	d := &Dialer{Timeout: 10 * time.Second, TLS: &tls.Config{RootCAs: pool}}
+	c, err := d.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.conn.(*tls.Conn); !ok {
+		t.Errorf("connection is a %T", c.conn)
+	}
+	brokers, err := c.Brokers()
+	if err != nil || len(brokers) != 1 || brokers[0].Host != "tls" {
+		t.Errorf("Brokers over TLS: %v %v", err, brokers)
+	}
+	c.Close()
+
+	// A plaintext client is told the broker expects TLS, without hanging.
+	d = &Dialer{Timeout: 5 * time.Second}
+	if _, err := d.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("plaintext dial of a TLS listener succeeded")
+	}
+	// A certificate the client does not trust fails the handshake.
+	d = &Dialer{Timeout: 5 * time.Second, TLS: &tls.Config{}}
+	if _, err := d.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("dial with an untrusted certificate succeeded")
+	}
+	ln.Close()
+	<-served
+}
+
+// BenchmarkConnBatch reads fetch responses of 1000 small records: Read
+// copies values into the caller's buffer, ReadMessage allocates key and
+// value copies.
+func BenchmarkConnBatch(b *testing.B) {
+	t := &testing.T{}
+	recs := make([]protocol.Record, 1000)
+	for i := range recs {
+		recs[i] = protocol.Record{Time: time.UnixMilli(1700000000000), Key: protocol.NewBytes([]byte("key")), Value: protocol.NewBytes(bytes.Repeat([]byte("v"), 100))}
+	}
+	frame := connFetchFrame(t, 1000, 0, nil, connV2Batch(t, 0, 0, -1, recs))
+	for _, mode := range []string{"Read", "ReadMessage"} {
+		b.Run(mode, func(b *testing.B) {
+			c, _ := newConnFake(&testing.T{}, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
+				return nil, append([]byte(nil), frame...)
+			})
+			buf := make([]byte, 200)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(frame)))
+			for i := 0; i < b.N; i++ {
+				c.Seek(0, SeekAbsolute|SeekDontCheck)
+				batch := c.ReadBatch(1, 1<<20)
+				for n := 0; ; n++ {
+					var err error
+					if mode == "Read" {
+						_, err = batch.Read(buf)
+					} else {
+						_, err = batch.ReadMessage()
+					}
+					if err != nil {
+						if n != 1000 {
+							b.Fatalf("%d messages: %v", n, err)
+						}
+						break
+					}
+				}
+				batch.Close()
+			}
+		})
+	}
 }

@@ -123,8 +123,8 @@ func (d *Dialer) LookupLeader(ctx context.Context, network string, address strin
 
 // LookupPartition returns the description of a partition of topic. It
 // retries, until the context ends, while the metadata reports a temporary
-// error (a topic being created, a leader being elected); a partition that
-// does not exist gives UnknownTopicOrPartition.
+// error (a topic being created, a leader being elected) or does not list
+// the partition yet (partitions being added).
 func (d *Dialer) LookupPartition(ctx context.Context, network string, address string, topic string, partition int) (Partition, error) {
 	c, err := d.DialContext(ctx, network, address)
 	if err != nil {
@@ -153,7 +153,6 @@ func (d *Dialer) LookupPartition(ctx context.Context, network string, address st
 				return p, nil
 			}
 		}
-		return Partition{}, UnknownTopicOrPartition
 	}
 }
 
