@@ -387,7 +387,11 @@ func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start
 	case protocol.GroupMessage:
 		coord = &coordinatorKey{key: m.Group(), keyType: int8(CoordinatorKeyTypeConsumer)}
 	case protocol.TransactionalMessage:
-		coord = &coordinatorKey{key: m.Transaction(), keyType: int8(CoordinatorKeyTypeTransaction)}
+		// Without a transactional ID (InitProducerId for an idempotent
+		// producer) any broker answers; there is no coordinator to find.
+		if id := m.Transaction(); id != "" {
+			coord = &coordinatorKey{key: id, keyType: int8(CoordinatorKeyTypeTransaction)}
+		}
 	}
 	if coord != nil {
 		id, err := cl.coordinator(ctx, *coord, s, start)

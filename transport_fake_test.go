@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"crypto/tls"
 	"net"
 	"strconv"
 	"sync"
@@ -22,7 +23,8 @@ type fakeCluster struct {
 	leaders  map[int32]int32 // partition of topic "t" -> leader ID
 	extra    []string        // more topics, one partition led by broker 1
 	seen     []fakeSeen      // every request received, in order
-	metaHold chan struct{}   // when set, Metadata answers wait for it to close
+	metaReqs []*metadata.Request
+	metaHold chan struct{} // when set, Metadata answers wait for it to close
 	handle   func(r *fakeRequest)
 }
 
@@ -90,11 +92,20 @@ func allApiKeys() []apiversions.ApiKeyResponse {
 }
 
 func newFakeCluster(t testing.TB, n int) *fakeCluster {
+	return newFakeClusterTLS(t, n, nil)
+}
+
+// newFakeClusterTLS starts brokers that speak TLS with conf when it is not
+// nil.
+func newFakeClusterTLS(t testing.TB, n int, conf *tls.Config) *fakeCluster {
 	fc := &fakeCluster{t: t, leaders: map[int32]int32{0: 1}}
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if conf != nil {
+			ln = tls.NewListener(ln, conf)
 		}
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
@@ -217,6 +228,9 @@ func (b *fakeBroker) serveConn(c *fakeConnState) {
 			b.mu.Unlock()
 			r.reply(&apiversions.Response{ApiKeys: keys})
 		case protocol.Metadata:
+			fc.mu.Lock()
+			fc.metaReqs = append(fc.metaReqs, msg.(*metadata.Request))
+			fc.mu.Unlock()
 			if m := msg.(*metadata.Request); m.AllowAutoTopicCreation {
 				names := m.TopicNames
 				for _, t := range m.Topics {

@@ -2,10 +2,17 @@ package kafka
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"runtime"
 	"strings"
@@ -16,9 +23,11 @@ import (
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/createtopics"
+	"github.com/segmentio/kafka-go/protocol/endtxn"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/findcoordinator"
 	"github.com/segmentio/kafka-go/protocol/heartbeat"
+	"github.com/segmentio/kafka-go/protocol/initproducerid"
 	"github.com/segmentio/kafka-go/protocol/metadata"
 	"github.com/segmentio/kafka-go/protocol/produce"
 	"github.com/segmentio/kafka-go/protocol/saslauthenticate"
@@ -830,5 +839,184 @@ func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
 	produceTo("created")
 	if fc.count(protocol.Metadata, 0) != n {
 		t.Fatal("the cache did not learn the created topic")
+	}
+}
+
+// selfSignedTLS returns a server configuration with a certificate for
+// 127.0.0.1 and a client configuration trusting it.
+func selfSignedTLS(t *testing.T) (server, client *tls.Config) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "fake kafka"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	server = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	client = &tls.Config{RootCAs: pool}
+	return server, client
+}
+
+func TestTransportTLS(t *testing.T) {
+	serverConf, clientConf := selfSignedTLS(t)
+	fc := newFakeClusterTLS(t, 2, serverConf)
+	fc.setLeader(1, 2)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := &Transport{TLS: clientConf, MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	ctx := testContext(t)
+	for p := int32(0); p < 2; p++ {
+		if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(p, -1)); err != nil {
+			t.Fatalf("produce over TLS to partition %d: %v", p, err)
+		}
+	}
+	if fc.count(protocol.Produce, 1) != 1 || fc.count(protocol.Produce, 2) != 1 {
+		t.Fatal("each broker should have received one produce request over TLS")
+	}
+
+	// A client without TLS gets an error, not a hang.
+	plainTr := &Transport{DialTimeout: 5 * time.Second}
+	defer plainTr.CloseIdleConnections()
+	if _, err := plainTr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err == nil {
+		t.Fatal("a plaintext client talked to a TLS broker")
+	}
+	// Nor does a client that does not trust the certificate.
+	untrusting := &Transport{TLS: &tls.Config{}}
+	defer untrusting.CloseIdleConnections()
+	if _, err := untrusting.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err == nil {
+		t.Fatal("an unknown certificate was accepted")
+	}
+}
+
+type mapResolver struct {
+	mu     sync.Mutex
+	ips    map[string]string
+	lookup []string
+}
+
+func (r *mapResolver) LookupBrokerIPAddr(ctx context.Context, b Broker) ([]net.IPAddr, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lookup = append(r.lookup, b.Host)
+	ip, ok := r.ips[b.Host]
+	if !ok {
+		return nil, fmt.Errorf("no such host %q", b.Host)
+	}
+	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
+}
+
+func TestTransportResolver(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	rslv := &mapResolver{ips: map[string]string{"kafka.invalid": "127.0.0.1", "127.0.0.1": "127.0.0.1"}}
+	var dialed []string
+	var mu sync.Mutex
+	tr := &Transport{
+		Resolver:    rslv,
+		MetadataTTL: time.Hour,
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			mu.Lock()
+			dialed = append(dialed, address)
+			mu.Unlock()
+			return (&net.Dialer{}).DialContext(ctx, network, address)
+		},
+	}
+	defer tr.CloseIdleConnections()
+	_, port, _ := net.SplitHostPort(fc.brokers[0].ln.Addr().String())
+	if _, err := tr.RoundTrip(testContext(t), TCP("kafka.invalid:"+port), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, a := range dialed {
+		if !strings.HasPrefix(a, "127.0.0.1:") {
+			t.Fatalf("Dial was given the unresolved address %q", a)
+		}
+	}
+	rslv.mu.Lock()
+	defer rslv.mu.Unlock()
+	if len(rslv.lookup) == 0 || rslv.lookup[0] != "kafka.invalid" {
+		t.Fatalf("resolver lookups: %v", rslv.lookup)
+	}
+}
+
+func TestTransportMetadataTopics(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := &Transport{MetadataTopics: []string{"t"}, MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	fc.mu.Lock()
+	req := fc.metaReqs[0]
+	fc.mu.Unlock()
+	names := req.TopicNames
+	for _, topic := range req.Topics {
+		names = append(names, topic.Name)
+	}
+	if len(names) != 1 || names[0] != "t" {
+		t.Fatalf("metadata asked for %v, want only t", names)
+	}
+
+	// Without MetadataTopics, all topics are asked for (a null list).
+	fc2 := newFakeCluster(t, 1)
+	tr2 := newTestTransport(t)
+	if _, err := (&Client{Addr: fc2.addr(), Transport: tr2}).Metadata(testContext(t), &MetadataRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	fc2.mu.Lock()
+	req = fc2.metaReqs[0]
+	fc2.mu.Unlock()
+	if req.TopicNames != nil || req.Topics != nil {
+		t.Fatalf("metadata asked for %v / %v, want all topics", req.TopicNames, req.Topics)
+	}
+}
+
+func TestTransportTransactionCoordinator(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	fc.setHandler(func(r *fakeRequest) {
+		switch m := r.Msg.(type) {
+		case *findcoordinator.Request:
+			if m.KeyType != int8(CoordinatorKeyTypeTransaction) {
+				t.Errorf("coordinator key type %d, want transaction", m.KeyType)
+			}
+			coordinatorReply(r, 2, fc.brokers[1].host, 0)
+		case *endtxn.Request:
+			r.reply(&endtxn.Response{})
+		case *initproducerid.Request:
+			r.reply(&initproducerid.Response{ProducerID: int64(r.Broker)})
+		}
+	})
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+	if _, err := tr.RoundTrip(ctx, fc.addr(), &endtxn.Request{TransactionalID: "tx", ProducerID: 1, Committed: true}); err != nil {
+		t.Fatal(err)
+	}
+	if fc.count(protocol.EndTxn, 2) != 1 {
+		t.Fatal("EndTxn was not sent to the transaction coordinator")
+	}
+	// An idempotent producer has no transactional ID: any broker answers.
+	if _, err := tr.RoundTrip(ctx, fc.addr(), &initproducerid.Request{TransactionTimeoutMs: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if n := fc.count(protocol.FindCoordinator, 0); n != 1 {
+		t.Fatalf("%d FindCoordinator requests, want 1 (none for an empty transactional ID)", n)
 	}
 }
