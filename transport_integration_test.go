@@ -330,3 +330,27 @@ func TestIntegrationConsumerOffsets(t *testing.T) {
 		t.Fatalf("committed offsets %v, want map[0:5 1:-1 2:9]", offsets)
 	}
 }
+
+func TestIntegrationInitProducerID(t *testing.T) {
+	client, _ := integrationClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Idempotent producer: no transactional ID, any broker answers.
+	res, err := client.InitProducerID(ctx, &InitProducerIDRequest{TransactionTimeoutMs: 10000, ProducerID: -1, ProducerEpoch: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil || res.Producer.ProducerID < 0 {
+		t.Fatalf("idempotent producer: %+v %+v", res, res.Producer)
+	}
+	// Transactional producer: the request goes to the transaction
+	// coordinator, found by the transport.
+	txn := testTopicName(t) + "-txn"
+	res, err = client.InitProducerID(ctx, &InitProducerIDRequest{TransactionalID: txn, TransactionTimeoutMs: 10000, ProducerID: -1, ProducerEpoch: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil || res.Producer.ProducerID < 0 {
+		t.Fatalf("transactional producer: %+v %+v", res, res.Producer)
+	}
+}
