@@ -441,6 +441,13 @@ func TestConnIntegrationWriteErrors(t *testing.T) {
 	if _, err := bad.Brokers(); err != nil {
 		t.Errorf("connection unusable after broker errors: %v", err)
 	}
+
+	// Writing to a closed connection is a network error.
+	c.Close()
+	var opErr *net.OpError
+	if _, err := c.Write([]byte("closed")); !errors.As(err, &opErr) {
+		t.Errorf("write to a closed connection: %v", err)
+	}
 }
 
 func connDialRaw(t *testing.T, addr string) net.Conn {
@@ -576,6 +583,23 @@ func TestConnIntegrationDeadlines(t *testing.T) {
 		t.Fatalf("ReadMessage at the end of the partition: %v", err)
 	}
 
+	// Reading an empty partition through Read times out the same way.
+	empty := connTestLeader(t, addr, connTestTopic(t, addr, 1), 0)
+	empty.SetReadDeadline(time.Now().Add(time.Second))
+	if n, err := empty.Read(make([]byte, 100)); n != 0 || !isTimeout(err) {
+		t.Errorf("Read of an empty partition: %d %v", n, err)
+	}
+
+	// A read deadline shorter than MaxWait wins: the socket times out.
+	short := connTestLeader(t, addr, topic, 0)
+	short.SetDeadline(time.Now().Add(100 * time.Millisecond))
+	b := short.ReadBatchWith(ReadBatchConfig{MinBytes: 1 << 20, MaxBytes: 1 << 20, MaxWait: 2 * time.Second})
+	var netErr net.Error
+	if err := b.Err(); !errors.As(err, &netErr) || !netErr.Timeout() {
+		t.Errorf("fetch with MaxWait past the deadline: %v", err)
+	}
+	b.Close()
+
 	// A deadline in the past fails the next operation with a timeout.
 	c.SetDeadline(time.Now().Add(-time.Second))
 	if _, err := c.ReadPartitions(); !isTimeout(err) {
@@ -585,7 +609,7 @@ func TestConnIntegrationDeadlines(t *testing.T) {
 	// An explicit MaxWait does not depend on deadlines.
 	d := connTestLeader(t, addr, topic, 0)
 	d.Seek(1, SeekAbsolute)
-	b := d.ReadBatchWith(ReadBatchConfig{MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 200 * time.Millisecond})
+	b = d.ReadBatchWith(ReadBatchConfig{MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 200 * time.Millisecond})
 	if _, err := b.ReadMessage(); !errors.Is(err, RequestTimedOut) {
 		t.Errorf("ReadMessage of an empty fetch: %v", err)
 	}
@@ -738,4 +762,47 @@ type connStaticResolver struct{ addr string }
 
 func (r connStaticResolver) LookupHost(context.Context, string) ([]string, error) {
 	return []string{r.addr}, nil
+}
+
+func TestConnIntegrationConcurrent(t *testing.T) {
+	addr := connTestBroker(t)
+	connCheckGoroutines(t)
+	topic := connTestTopic(t, addr, 1)
+	c := connTestLeader(t, addr, topic, 0)
+
+	const writers, perWriter = 4, 25
+	errs := make(chan error, 2*writers)
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			for i := 0; i < perWriter; i++ {
+				if _, err := c.WriteMessages(Message{Key: []byte(fmt.Sprint(w)), Value: []byte(fmt.Sprint(i))}); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+		go func() {
+			for i := 0; i < perWriter; i++ {
+				if _, _, err := c.ReadOffsets(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for i := 0; i < 2*writers; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := connReadAll(t, c, writers*perWriter)
+	next := map[string]int{}
+	for _, m := range got {
+		if want := fmt.Sprint(next[string(m.Key)]); string(m.Value) != want {
+			t.Fatalf("writer %s: value %s, want %s", m.Key, m.Value, want)
+		}
+		next[string(m.Key)]++
+	}
 }
