@@ -307,6 +307,11 @@ func (c *Conn) roundTrip(d *connDeadline, version int16, req protocol.Message) (
 		c.conn.Close()
 		return nil, fmt.Errorf("kafka: invalid response size %d", n)
 	}
+	if (size[0] == 0x15 || size[0] == 0x16) && size[1] == 3 && size[2] <= 4 {
+		// A TLS record (alert or handshake) where a response should be.
+		c.conn.Close()
+		return nil, fmt.Errorf("kafka: the broker answered with TLS, configure Dialer.TLS: %w", io.ErrUnexpectedEOF)
+	}
 	body := &io.LimitedReader{R: c.rbuf, N: int64(n)}
 	gotID, res, err := protocol.ReadResponse(io.MultiReader(bytes.NewReader(size[:]), body), req.ApiKey(), version)
 	if body.N != 0 {

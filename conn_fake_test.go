@@ -782,6 +782,20 @@ func TestConnFakeTLS(t *testing.T) {
 	<-served
 }
 
+func TestConnFakeTLSAlert(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	go func() {
+		defer server.Close()
+		protocol.ReadRequest(server)
+		server.Write([]byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32}) // a TLS alert record
+	}()
+	c := NewConn(client, "topic", 0)
+	if _, err := c.ApiVersions(); err == nil || !strings.Contains(err.Error(), "TLS") || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("TLS answer: %v", err)
+	}
+}
+
 // BenchmarkConnBatch reads fetch responses of 1000 small records: Read
 // copies values into the caller's buffer, ReadMessage allocates key and
 // value copies.
