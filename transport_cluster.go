@@ -607,6 +607,7 @@ var (
 		int16(KafkaStorageError):       true,
 		int16(FencedLeaderEpoch):       true,
 		int16(UnknownLeaderEpoch):      true,
+		int16(NotController):           true,
 	}
 	coordinatorErrorCodes = map[int16]bool{
 		int16(NotCoordinatorForGroup):       true,

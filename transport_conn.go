@@ -65,6 +65,10 @@ type brokerConn struct {
 	err     error         // why the connection is unusable, once it is
 	done    chan struct{} // closed when the reader goroutine exits
 
+	// expires is when the broker will end the authenticated session (zero
+	// for never); the pool retires the connection then.
+	expires time.Time
+
 	// Fields below are owned by the connPool (guarded by its mutex).
 	inflight  int
 	exclusive bool
@@ -148,9 +152,16 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, network, addre
 		done:     make(chan struct{}),
 	}
 	if cfg.sasl != nil {
+		start := time.Now()
 		saslCtx := sasl.WithMetadata(ctx, &sasl.Metadata{Host: host, Port: port})
 		if err := hs.authenticate(saslCtx, cfg.sasl); err != nil {
 			return nil, ctxError(ctx, err)
+		}
+		if hs.sessionLifetime > 0 {
+			// The broker closes the connection when the session ends;
+			// stop using it a little before, so that no request is lost
+			// to that.
+			c.expires = start.Add(hs.sessionLifetime * 9 / 10)
 		}
 	}
 	if release() {
@@ -221,6 +232,10 @@ type handshake struct {
 	versions map[protocol.ApiKey]int16
 	unusable map[protocol.ApiKey]error
 	ranges   map[protocol.ApiKey][2]int16
+
+	// sessionLifetime is how long the broker keeps the authenticated
+	// session (KIP-368), zero when it does not say.
+	sessionLifetime time.Duration
 }
 
 func (h *handshake) exchange(req protocol.Message, version int16) (protocol.Message, error) {
@@ -419,6 +434,9 @@ func (h *handshake) saslToken(token []byte) ([]byte, error) {
 	res := msg.(*saslauthenticate.Response)
 	if res.ErrorCode != 0 {
 		return nil, makeError(res.ErrorCode, res.ErrorMessage)
+	}
+	if res.SessionLifetimeMs > 0 {
+		h.sessionLifetime = time.Duration(res.SessionLifetimeMs) * time.Millisecond
 	}
 	return res.AuthBytes, nil
 }

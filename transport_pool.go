@@ -122,13 +122,21 @@ func (p *connPool) pick(exclusive bool, addrs map[string]bool) *brokerConn {
 	var best *brokerConn
 	shared := 0
 	live := p.conns[:0]
+	now := time.Now()
 	for _, c := range p.conns {
+		if !c.expires.IsZero() && now.After(c.expires) {
+			c.retired = true
+		}
 		if c.broken() != nil {
 			if c.inflight == 0 {
 				c.close(errConnClosed)
 				continue
 			}
 			c.retired = true
+		}
+		if c.retired && c.inflight == 0 {
+			c.close(errConnClosed)
+			continue
 		}
 		live = append(live, c)
 		if c.retired || (addrs != nil && !addrs[c.address]) {

@@ -1020,3 +1020,36 @@ func TestTransportTransactionCoordinator(t *testing.T) {
 		t.Fatalf("%d FindCoordinator requests, want 1 (none for an empty transactional ID)", n)
 	}
 }
+
+func TestTransportSASLSessionLifetime(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	b := fc.brokers[0]
+	b.authMode = func(c *fakeConnState, r *fakeRequest) bool {
+		switch r.Msg.ApiKey() {
+		case protocol.SaslHandshake:
+			r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+			return true
+		case protocol.SaslAuthenticate:
+			r.reply(&saslauthenticate.Response{SessionLifetimeMs: 40})
+			return true
+		}
+		return false
+	}
+	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}, MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	ctx := testContext(t)
+	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	opened := b.numConns()
+	time.Sleep(100 * time.Millisecond) // past the session's end
+	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+		t.Fatal(err)
+	}
+	if b.numConns() == opened {
+		t.Fatal("a connection was used after its SASL session ended")
+	}
+	// The expired connection of the broker pool was closed when passed over.
+	waitFor(t, "the expired connection to be closed", func() bool { return b.numClosed() >= 1 })
+}
