@@ -439,8 +439,9 @@ func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response
 	}
 
 	for attempt := 0; ; attempt++ {
-		req.MemberID = memberID
-		m, err := cg.request(req, cg.config.RebalanceTimeout)
+		attemptReq := *req
+		attemptReq.MemberID = memberID
+		m, err := cg.request(&attemptReq, cg.config.RebalanceTimeout)
 		if err != nil {
 			return memberID, nil, err
 		}

@@ -501,6 +501,9 @@ func (r *Reader) CommitMessages(ctx context.Context, msgs ...Message) error {
 	if !r.useConsumerGroup() {
 		return errOnlyAvailableWithGroup
 	}
+	if r.stctx.Err() != nil {
+		return io.ErrClosedPipe
+	}
 	req := commitRequest{commits: makeCommits(msgs...)}
 	var errch chan error
 	if r.useSyncCommits() {
@@ -522,6 +525,20 @@ func (r *Reader) CommitMessages(ctx context.Context, msgs ...Message) error {
 		return ctx.Err()
 	case err := <-errch:
 		return err
+	case <-r.stctx.Done():
+		// Closed while waiting: the last commit loop answers the requests
+		// it took before it returns; any other request is dropped.
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case err := <-errch:
+			return err
+		default:
+			return io.ErrClosedPipe
+		}
 	}
 }
 

@@ -73,9 +73,12 @@ func retryDelay(attempt int, lo, hi time.Duration) time.Duration {
 	if attempt <= 0 {
 		return 0
 	}
-	d := time.Duration(attempt) * time.Duration(attempt) * lo
-	if d > hi || d < 0 {
-		d = hi
+	if lo <= 0 {
+		return 0
 	}
-	return d
+	n := int64(attempt)
+	if n > 1<<20 || n*n > int64(hi/lo) {
+		return hi
+	}
+	return time.Duration(n*n) * lo
 }

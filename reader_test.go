@@ -1,0 +1,199 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An address nothing listens on: connections are refused at once.
+var unreachableBrokers = []string{"127.0.0.1:1"}
+
+func TestReaderConfigValidate(t *testing.T) {
+	valid := ReaderConfig{Brokers: unreachableBrokers, Topic: "t"}
+	tests := []struct {
+		name   string
+		modify func(*ReaderConfig)
+		err    string
+	}{
+		{"no brokers", func(c *ReaderConfig) { c.Brokers = nil }, "cannot create a new kafka reader with an empty list of broker addresses"},
+		{"negative partition", func(c *ReaderConfig) { c.Partition = -1 }, "partition number out of bounds: -1"},
+		{"huge partition", func(c *ReaderConfig) { c.Partition = 1 << 31 }, "partition number out of bounds: 2147483648"},
+		{"negative min bytes", func(c *ReaderConfig) { c.MinBytes = -1 }, "invalid negative minimum batch size (min = -1)"},
+		{"negative max bytes", func(c *ReaderConfig) { c.MaxBytes = -1 }, "invalid negative maximum batch size (max = -1)"},
+		{"group and partition", func(c *ReaderConfig) { c.GroupID, c.Partition = "g", 1 }, "either Partition or GroupID may be specified, but not both"},
+		{"group without topic", func(c *ReaderConfig) { c.GroupID, c.Topic = "g", "" }, "either Topic or GroupTopics must be specified with GroupID"},
+		{"no topic", func(c *ReaderConfig) { c.Topic = "" }, "cannot create a new kafka reader with an empty topic"},
+		{"min above max", func(c *ReaderConfig) { c.MinBytes, c.MaxBytes = 10, 5 }, "minimum batch size greater than the maximum (min = 10, max = 5)"},
+		{"negative backoff max", func(c *ReaderConfig) { c.ReadBackoffMax = -1 }, "ReadBackoffMax out of bounds: -1"},
+		{"negative backoff min", func(c *ReaderConfig) { c.ReadBackoffMin = -1 }, "ReadBackoffMin out of bounds: -1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid
+			tt.modify(&c)
+			err := c.Validate()
+			if err == nil || err.Error() != tt.err {
+				t.Fatalf("got %v, want %q", err, tt.err)
+			}
+			defer func() {
+				if p := recover(); p == nil || fmt.Sprint(p) != tt.err {
+					t.Fatalf("NewReader panicked with %v", p)
+				}
+			}()
+			NewReader(c)
+		})
+	}
+	if err := valid.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	group := ReaderConfig{Brokers: unreachableBrokers, GroupID: "g", GroupTopics: []string{"a", "b"}}
+	if err := group.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// MinBytes is compared before defaults apply: a MinBytes alone is
+	// rejected, as by the original.
+	if err := (&ReaderConfig{Brokers: unreachableBrokers, Topic: "t", MinBytes: 10}).Validate(); err == nil {
+		t.Fatal("MinBytes above unset MaxBytes accepted")
+	}
+}
+
+func TestNewReaderPanicsOnInvertedBackoff(t *testing.T) {
+	defer func() {
+		p := recover()
+		if p == nil || !strings.Contains(fmt.Sprint(p), "ReadBackoffMax 1000000 smaller than ReadBackoffMin 2000000") {
+			t.Fatalf("panic: %v", p)
+		}
+	}()
+	NewReader(ReaderConfig{Brokers: unreachableBrokers, Topic: "t", ReadBackoffMin: 2 * time.Millisecond, ReadBackoffMax: time.Millisecond})
+}
+
+func TestNewReaderDefaults(t *testing.T) {
+	r := NewReader(ReaderConfig{Brokers: unreachableBrokers, Topic: "t", Partition: 2})
+	defer r.Close()
+	c := r.Config()
+	if c.Dialer != DefaultDialer || c.MaxBytes != 1e6 || c.MinBytes != 1 || c.MaxWait != 10*time.Second ||
+		c.ReadBatchTimeout != 10*time.Second || c.ReadLagInterval != time.Minute || c.ReadBackoffMin != 100*time.Millisecond ||
+		c.ReadBackoffMax != time.Second || c.QueueCapacity != 100 || c.MaxAttempts != 3 || c.GroupBalancers != nil {
+		t.Fatalf("defaults: %+v", c)
+	}
+	st := r.Stats()
+	if st.Partition != "2" || st.Topic != "t" || st.QueueCapacity != 100 || st.MaxBytes != 1e6 || st.MinBytes != 1 || st.MaxWait != 10*time.Second {
+		t.Fatalf("stats: %+v", st)
+	}
+	if r.Offset() != FirstOffset || r.Lag() != 0 {
+		t.Fatalf("offset %d lag %d", r.Offset(), r.Lag())
+	}
+	if err := r.CommitMessages(context.Background(), Message{}); err == nil || err.Error() != "unavailable when GroupID is not set" {
+		t.Fatalf("CommitMessages: %v", err)
+	}
+
+	g := NewReader(ReaderConfig{Brokers: unreachableBrokers, GroupID: "g", Topic: "t"})
+	defer g.Close()
+	gc := g.Config()
+	if len(gc.GroupBalancers) != 2 || gc.GroupBalancers[0].ProtocolName() != "range" || gc.GroupBalancers[1].ProtocolName() != "roundrobin" {
+		t.Fatalf("group balancers: %+v", gc.GroupBalancers)
+	}
+	if g.Stats().Partition != "-1" || g.Offset() != -1 || g.Lag() != -1 {
+		t.Fatal("group reader offsets")
+	}
+	if err := g.SetOffset(1); err == nil || err.Error() != "unavailable when GroupID is set" {
+		t.Fatalf("SetOffset: %v", err)
+	}
+	if _, err := g.ReadLag(context.Background()); err == nil {
+		t.Fatal("ReadLag on a group reader")
+	}
+}
+
+// A reader whose brokers cannot be reached reports errors to FetchMessage
+// after MaxAttempts, keeps retrying, and Close stops everything.
+func TestReaderUnreachableBrokers(t *testing.T) {
+	r := NewReader(ReaderConfig{
+		Brokers:        unreachableBrokers,
+		Topic:          "t",
+		MaxAttempts:    1,
+		ReadBackoffMin: time.Millisecond,
+		ReadBackoffMax: 5 * time.Millisecond,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < 2; i++ {
+		if _, err := r.FetchMessage(ctx); err == nil || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("FetchMessage: %v", err)
+		}
+	}
+	if st := r.Stats(); st.Dials == 0 {
+		t.Fatalf("no dial counted: %+v", st)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.FetchMessage(ctx); err != io.EOF {
+		t.Fatalf("FetchMessage after Close: %v", err)
+	}
+	if err := r.SetOffsetAt(ctx, time.Now()); err != io.ErrClosedPipe {
+		t.Fatalf("SetOffsetAt after Close: %v", err)
+	}
+}
+
+// A group reader whose brokers cannot be reached reports the join error to
+// FetchMessage and closes cleanly; commits after Close are refused.
+func TestGroupReaderUnreachableBrokers(t *testing.T) {
+	r := NewReader(ReaderConfig{
+		Brokers:          unreachableBrokers,
+		GroupID:          "g",
+		Topic:            "t",
+		MaxAttempts:      1,
+		JoinGroupBackoff: time.Millisecond,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := r.FetchMessage(ctx); err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("FetchMessage: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CommitMessages(ctx, Message{Topic: "t"}); err != io.ErrClosedPipe {
+		t.Fatalf("CommitMessages after Close: %v", err)
+	}
+}
+
+func TestOffsetStashKeepsHighest(t *testing.T) {
+	o := offsetStash{}
+	o.merge(makeCommits(Message{Topic: "a", Partition: 1, Offset: 5}, Message{Topic: "a", Partition: 1, Offset: 3}))
+	o.merge(makeCommits(Message{Topic: "a", Partition: 2, Offset: 0}, Message{Topic: "b", Partition: 1, Offset: 9}))
+	want := offsetStash{"a": {1: 6, 2: 1}, "b": {1: 10}}
+	if fmt.Sprint(o) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", o, want)
+	}
+	o.reset()
+	if len(o) != 0 {
+		t.Fatal("reset")
+	}
+}
+
+func TestHumanOffset(t *testing.T) {
+	got := fmt.Sprintf("%d %d %d", toHumanOffset(FirstOffset), toHumanOffset(LastOffset), toHumanOffset(42))
+	if got != "first offset last offset 42" {
+		t.Fatal(got)
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	for attempt, want := range []time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond, 900 * time.Millisecond, time.Second, time.Second} {
+		if got := retryDelay(attempt, 100*time.Millisecond, time.Second); got != want {
+			t.Errorf("attempt %d: %v, want %v", attempt, got, want)
+		}
+	}
+	if got := retryDelay(1<<30, time.Second, time.Minute); got != time.Minute {
+		t.Errorf("overflow: %v", got)
+	}
+}
