@@ -123,8 +123,9 @@ func (d *Dialer) LookupLeader(ctx context.Context, network string, address strin
 
 // LookupPartition returns the description of a partition of topic. It
 // retries, until the context ends, while the metadata reports a temporary
-// error (a topic being created, a leader being elected) or does not list
-// the partition yet (partitions being added).
+// error (a topic being created, a leader being elected), a temporary error
+// for the partition, or does not list the partition yet (partitions being
+// added).
 func (d *Dialer) LookupPartition(ctx context.Context, network string, address string, topic string, partition int) (Partition, error) {
 	c, err := d.DialContext(ctx, network, address)
 	if err != nil {
@@ -149,7 +150,9 @@ func (d *Dialer) LookupPartition(ctx context.Context, network string, address st
 			return Partition{}, err
 		}
 		for _, p := range partitions {
-			if p.ID == partition {
+			// A partition without a leader yet (a topic being created)
+			// cannot be dialed: wait for the election.
+			if p.ID == partition && !isTemporary(p.Error) {
 				return p, nil
 			}
 		}
