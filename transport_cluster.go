@@ -122,7 +122,7 @@ func (cl *cluster) shutdown(err error) {
 // Concurrent callers share one Metadata request. Expired metadata is still
 // returned, while a refresh runs in the background.
 func (cl *cluster) getState(ctx context.Context, after time.Time) (*clusterState, error) {
-	for {
+	for attempt := 1; ; attempt++ {
 		cl.mu.Lock()
 		if after.Before(cl.invalidatedAt) {
 			after = cl.invalidatedAt
@@ -157,7 +157,10 @@ func (cl *cluster) getState(ctx context.Context, after time.Time) (*clusterState
 			}
 			return nil, call.err
 		}
-		if !call.started.Before(after) {
+		// A refresh sent before the latest invalidation may be stale; but
+		// when invalidations keep coming, settle for what we have rather
+		// than chase them.
+		if !call.started.Before(after) || attempt >= 3 {
 			return call.state, nil
 		}
 	}
