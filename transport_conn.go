@@ -92,9 +92,8 @@ type callResult struct {
 // the transport closed.
 var errConnClosed = errors.New("kafka: connection closed by the transport")
 
-// dialBroker opens a connection to one of the comma separated addresses,
-// negotiates API versions and authenticates. The whole setup is bounded by
-// the dial timeout and by ctx.
+// dialBroker opens a connection to address, negotiates API versions and
+// authenticates. The whole setup is bounded by the dial timeout and by ctx.
 func dialBroker(ctx context.Context, cfg *dialConfig, network, address string) (*brokerConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.dialTimeout)
 	defer cancel()
