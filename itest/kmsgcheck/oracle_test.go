@@ -203,7 +203,25 @@ func checkRequest(c oracleCase) error {
 	if err := protocol.WriteRequest(&out, c.version, testCorrelationID, testClientID, msg); err != nil {
 		return fmt.Errorf("our WriteRequest of the decoded %T: %w", msg, err)
 	}
-	return compareFrames(frame, out.Bytes(), len(frame)-len(body), want, kmsg.RequestForKey(int16(c.key)), c.version)
+	if err := compareFrames(frame, out.Bytes(), len(frame)-len(body), want, kmsg.RequestForKey(int16(c.key)), c.version); err != nil {
+		return err
+	}
+	return checkMapping(c, want, msg)
+}
+
+// checkMapping reports our fields that received the value of a kmsg field
+// they cannot correspond to (see fieldMapping).
+func checkMapping(c oracleCase, want kmsgMessage, msg protocol.Message) error {
+	if c.mode != fillAll {
+		return nil
+	}
+	if wrong := fieldMapping(want, msg); len(wrong) > 0 {
+		if len(wrong) > 8 {
+			wrong = append(wrong[:8], fmt.Sprintf("and %d more", len(wrong)-8))
+		}
+		return fmt.Errorf("bytes match but values land in the wrong fields: %s", strings.Join(wrong, "; "))
+	}
+	return nil
 }
 
 func checkResponse(c oracleCase) error {
@@ -235,7 +253,10 @@ func checkResponse(c oracleCase) error {
 	if err := protocol.WriteResponse(&out, c.version, testCorrelationID, msg); err != nil {
 		return fmt.Errorf("our WriteResponse of the decoded %T: %w", msg, err)
 	}
-	return compareFrames(frame, out.Bytes(), len(frame)-len(body), want, kmsg.ResponseForKey(int16(c.key)), c.version)
+	if err := compareFrames(frame, out.Bytes(), len(frame)-len(body), want, kmsg.ResponseForKey(int16(c.key)), c.version); err != nil {
+		return err
+	}
+	return checkMapping(c, want, msg)
 }
 
 // checkRawProduce builds a rawproduce.Request carrying kmsg's encoded
