@@ -1,0 +1,414 @@
+// Package loadgen is the client-independent half of the benchmark load
+// generators: flag parsing, the three scenarios, heap sampling and the JSON
+// result. Each client module (fork, upstream, franz, sarama) links it with
+// a small adapter and is built into its own binary by the bench tool, so
+// that every client runs in a process of its own.
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Scenario names understood by Run.
+const (
+	Throughput  = "throughput"
+	SlowBroker  = "slow"
+	Latency     = "latency"
+	CreateTopic = "create-topic"
+)
+
+// Config describes one run. The bench tool passes it as flags.
+type Config struct {
+	Client      string
+	Scenario    string
+	Brokers     []string
+	Topic       string
+	Partitions  int
+	Messages    int
+	Size        int
+	Compression string // "none" or "zstd"
+	// Duration bounds the slow-broker scenario: the producer writes as fast
+	// as the client lets it (at most Messages) and the heap is sampled for
+	// this long; then the process exits without draining.
+	Duration    time.Duration
+	SampleEvery time.Duration
+	// Warmup synchronous writes are sent before the timed ones (latency).
+	Warmup int
+
+	// Bounds of this project's Writer; the upstream build refuses them.
+	MaxBufferedBatches int
+	MaxBufferedBytes   int64
+	// Semaphore, when positive, makes the kafka-go adapter admit at most
+	// this many unacknowledged messages (released in Completion).
+	Semaphore int
+}
+
+// Acker receives the outcome of n asynchronously produced messages.
+type Acker func(n int, err error)
+
+// Client builds producers for one client library.
+type Client interface {
+	Async(cfg Config, ack Acker) (AsyncProducer, error)
+	Sync(cfg Config) (SyncProducer, error)
+}
+
+// AsyncProducer hands messages to the client without waiting for the
+// broker. Produce may block when the client applies backpressure. Close
+// flushes and returns once every accepted message has been acknowledged or
+// has failed (and the Acker was told).
+type AsyncProducer interface {
+	Produce(ctx context.Context, value []byte) error
+	Close() error
+	Settings() string
+}
+
+// SyncProducer writes one message and returns once the broker answered.
+type SyncProducer interface {
+	Send(ctx context.Context, value []byte) error
+	Close() error
+	Settings() string
+}
+
+// TopicCreator is implemented by the adapter the bench tool uses to create
+// the topic of a run before the run starts.
+type TopicCreator interface {
+	CreateTopic(ctx context.Context, cfg Config) error
+}
+
+// ParseFlags reads a Config from command-line arguments.
+func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) {
+	fs := flag.NewFlagSet(client, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := Config{Client: client}
+	var brokers string
+	fs.StringVar(&cfg.Scenario, "scenario", Throughput, "throughput, slow, latency or create-topic")
+	fs.StringVar(&brokers, "brokers", "127.0.0.1:9092", "comma-separated bootstrap brokers")
+	fs.StringVar(&cfg.Topic, "topic", "bench", "topic to write to")
+	fs.IntVar(&cfg.Partitions, "partitions", 3, "partitions (create-topic)")
+	fs.IntVar(&cfg.Messages, "messages", 100000, "messages to write (slow: at most)")
+	fs.IntVar(&cfg.Size, "size", 100, "value size in bytes")
+	fs.StringVar(&cfg.Compression, "compression", "none", "none or zstd")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "slow: how long to produce and sample")
+	fs.DurationVar(&cfg.SampleEvery, "sample", 50*time.Millisecond, "heap sampling interval")
+	fs.IntVar(&cfg.Warmup, "warmup", 20, "latency: untimed writes first")
+	fs.IntVar(&cfg.MaxBufferedBatches, "max-buffered-batches", 0, "Writer.MaxBufferedBatches (fork only)")
+	fs.Int64Var(&cfg.MaxBufferedBytes, "max-buffered-bytes", 0, "Writer.MaxBufferedBytes (fork only)")
+	fs.IntVar(&cfg.Semaphore, "semaphore", 0, "kafka-go: unacknowledged messages admitted by an application semaphore")
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, b := range strings.Split(brokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			cfg.Brokers = append(cfg.Brokers, b)
+		}
+	}
+	switch {
+	case len(cfg.Brokers) == 0:
+		return Config{}, errors.New("-brokers is empty")
+	case cfg.Messages < 1 || cfg.Size < 1:
+		return Config{}, errors.New("-messages and -size must be positive")
+	case cfg.Compression != "none" && cfg.Compression != "zstd":
+		return Config{}, fmt.Errorf("-compression %q: want none or zstd", cfg.Compression)
+	case cfg.SampleEvery <= 0:
+		return Config{}, errors.New("-sample must be positive")
+	}
+	return cfg, nil
+}
+
+// Main is the whole main function of a load generator: it parses the
+// flags, runs the scenario and prints the Result as JSON on stdout. It
+// exits without closing anything left blocked (the slow scenario ends while
+// clients still hold unsent messages, on purpose).
+func Main(client string, c Client) {
+	cfg, err := ParseFlags(client, os.Args[1:], os.Stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	res, err := Run(context.Background(), cfg, c)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s %s: %v\n", client, cfg.Scenario, err)
+		os.Exit(1)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Stdout.Write(append(out, '\n'))
+	os.Exit(0)
+}
+
+// Run executes one scenario.
+func Run(ctx context.Context, cfg Config, c Client) (*Result, error) {
+	res := &Result{
+		Client:      cfg.Client,
+		Scenario:    cfg.Scenario,
+		Messages:    cfg.Messages,
+		Size:        cfg.Size,
+		Compression: cfg.Compression,
+	}
+	switch cfg.Scenario {
+	case Throughput:
+		return res, runThroughput(ctx, cfg, c, res)
+	case SlowBroker:
+		return res, runSlow(ctx, cfg, c, res)
+	case Latency:
+		return res, runLatency(ctx, cfg, c, res)
+	case CreateTopic:
+		tc, ok := c.(TopicCreator)
+		if !ok {
+			return nil, fmt.Errorf("client %s cannot create topics", cfg.Client)
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return res, tc.CreateTopic(cctx, cfg)
+	default:
+		return nil, fmt.Errorf("unknown scenario %q", cfg.Scenario)
+	}
+}
+
+// counters are shared by the producing loop, the Acker (called from client
+// goroutines) and the sampler.
+type counters struct {
+	produced, acked, failed atomic.Int64
+	errOnce                 sync.Once
+	firstErr                string
+}
+
+func (c *counters) fail(n int, err error) {
+	c.failed.Add(int64(n))
+	c.errOnce.Do(func() { c.firstErr = err.Error() })
+}
+
+func (c *counters) ack(n int, err error) {
+	if err != nil {
+		c.fail(n, err)
+		return
+	}
+	c.acked.Add(int64(n))
+}
+
+// buffered is what the client holds: accepted but not yet resolved.
+func (c *counters) buffered() int64 {
+	return c.produced.Load() - c.acked.Load() - c.failed.Load()
+}
+
+func (c *counters) fill(res *Result) {
+	res.Produced = c.produced.Load()
+	res.Acked = c.acked.Load()
+	res.Failed = c.failed.Load()
+	c.errOnce.Do(func() {}) // firstErr is final from here on
+	res.FirstError = c.firstErr
+}
+
+func runThroughput(ctx context.Context, cfg Config, c Client, res *Result) error {
+	var cnt counters
+	p, err := c.Async(cfg, cnt.ack)
+	if err != nil {
+		return err
+	}
+	res.Settings = p.Settings()
+	vals := newValues(cfg.Size)
+	s := startSampler(cfg.SampleEvery, cnt.buffered, false)
+	start := time.Now()
+	for i := 0; i < cfg.Messages; i++ {
+		if err := p.Produce(ctx, vals.next()); err != nil {
+			cnt.fail(0, fmt.Errorf("produce: %w", err))
+			break
+		}
+		cnt.produced.Add(1)
+	}
+	cerr := p.Close()
+	res.ElapsedSec = time.Since(start).Seconds()
+	s.stop(res)
+	if cerr != nil {
+		cnt.fail(0, fmt.Errorf("close: %w", cerr))
+	}
+	cnt.fill(res)
+	return nil
+}
+
+func runSlow(ctx context.Context, cfg Config, c Client, res *Result) error {
+	var cnt counters
+	p, err := c.Async(cfg, cnt.ack)
+	if err != nil {
+		return err
+	}
+	res.Settings = p.Settings()
+	vals := newValues(cfg.Size)
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	s := startSampler(cfg.SampleEvery, cnt.buffered, true)
+	start := time.Now()
+	go func() {
+		for i := 0; i < cfg.Messages && ctx.Err() == nil; i++ {
+			if err := p.Produce(ctx, vals.next()); err != nil {
+				if ctx.Err() == nil {
+					cnt.fail(0, fmt.Errorf("produce: %w", err))
+				}
+				return
+			}
+			cnt.produced.Add(1)
+		}
+	}()
+	<-ctx.Done()
+	res.ElapsedSec = time.Since(start).Seconds()
+	s.stop(res)
+	cnt.fill(res)
+	return nil
+}
+
+func runLatency(ctx context.Context, cfg Config, c Client, res *Result) error {
+	p, err := c.Sync(cfg)
+	if err != nil {
+		return err
+	}
+	res.Settings = p.Settings()
+	var cnt counters
+	vals := newValues(cfg.Size)
+	for i := 0; i < cfg.Warmup; i++ {
+		if err := p.Send(ctx, vals.next()); err != nil {
+			return fmt.Errorf("warm-up write: %w", err)
+		}
+	}
+	res.LatenciesUS = make([]float64, 0, cfg.Messages)
+	start := time.Now()
+	for i := 0; i < cfg.Messages; i++ {
+		t0 := time.Now()
+		err := p.Send(ctx, vals.next())
+		d := time.Since(t0)
+		cnt.produced.Add(1)
+		if err != nil {
+			cnt.fail(1, err)
+			continue
+		}
+		cnt.acked.Add(1)
+		res.LatenciesUS = append(res.LatenciesUS, float64(d.Nanoseconds())/1e3)
+	}
+	res.ElapsedSec = time.Since(start).Seconds()
+	if err := p.Close(); err != nil {
+		cnt.fail(0, fmt.Errorf("close: %w", err))
+	}
+	cnt.fill(res)
+	return nil
+}
+
+// values hands out a freshly allocated value per message, as an
+// application would: clients keep references to the values they buffer, so
+// sharing one slice would hide exactly the memory this benchmark is about.
+// The content is word salad, compressible roughly like text, so zstd has
+// real work to do.
+type values struct {
+	size int
+	pool []byte
+	n    int
+}
+
+func newValues(size int) *values {
+	words := []string{"kafka", "broker", "partition", "offset", "record", "batch",
+		"producer", "consumer", "topic", "leader", "replica", "commit", "fetch",
+		"2026", "event", "user", "order", "id", "status", "ok", "{", "}", ":", ","}
+	r := rand.New(rand.NewPCG(1, 2))
+	n := max(1<<16, 4*size)
+	var sb strings.Builder
+	for sb.Len() < n {
+		sb.WriteString(words[r.IntN(len(words))])
+		if r.IntN(4) == 0 {
+			fmt.Fprintf(&sb, "%d", r.IntN(100000))
+		}
+		sb.WriteByte(' ')
+	}
+	return &values{size: size, pool: []byte(sb.String())}
+}
+
+func (v *values) next() []byte {
+	off := (v.n * 7919) % (len(v.pool) - v.size)
+	v.n++
+	b := make([]byte, v.size)
+	copy(b, v.pool[off:])
+	return b
+}
+
+// sampler polls the heap and the buffered count. runtime/metrics is used
+// rather than ReadMemStats because it does not stop the world.
+type sampler struct {
+	done   chan struct{}
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	series []Sample
+	peakH  uint64
+	peakB  int64
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func startSampler(every time.Duration, buffered func() int64, keep bool) *sampler {
+	s := &sampler{done: make(chan struct{})}
+	start := time.Now()
+	m := []metrics.Sample{{Name: heapMetric}}
+	take := func() {
+		metrics.Read(m)
+		var h uint64
+		if m[0].Value.Kind() == metrics.KindUint64 {
+			h = m[0].Value.Uint64()
+		}
+		b := buffered()
+		s.mu.Lock()
+		s.peakH = max(s.peakH, h)
+		s.peakB = max(s.peakB, b)
+		if keep {
+			s.series = append(s.series, Sample{
+				TMs:       float64(time.Since(start).Microseconds()) / 1e3,
+				HeapBytes: h,
+				Buffered:  b,
+			})
+		}
+		s.mu.Unlock()
+	}
+	take()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				take()
+				return
+			case <-t.C:
+				take()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) stop(res *Result) {
+	close(s.done)
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res.Samples = s.series
+	res.PeakHeapBytes = s.peakH
+	res.PeakBuffered = s.peakB
+}

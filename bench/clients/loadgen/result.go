@@ -1,0 +1,42 @@
+package loadgen
+
+// Result is what a load generator prints, as one JSON object on the last
+// line of its standard output. The bench tool decodes it and adds the
+// figures only the parent can measure (CPU time and peak RSS of the child,
+// broker CPU).
+type Result struct {
+	Client      string `json:"client"`
+	Scenario    string `json:"scenario"`
+	Messages    int    `json:"messages"` // requested
+	Size        int    `json:"size"`
+	Compression string `json:"compression"`
+	Settings    string `json:"settings"`
+
+	// Produced counts the messages the client accepted (the produce call
+	// returned); Acked and Failed those it reported as written or failed.
+	Produced   int64  `json:"produced"`
+	Acked      int64  `json:"acked"`
+	Failed     int64  `json:"failed"`
+	FirstError string `json:"first_error,omitempty"`
+
+	// ElapsedSec is the measured window: for throughput, from the first
+	// produce call until every message is acknowledged; for the slow broker,
+	// the sampling window.
+	ElapsedSec float64 `json:"elapsed_sec"`
+
+	// LatenciesUS holds one entry per timed synchronous write.
+	LatenciesUS []float64 `json:"latencies_us,omitempty"`
+
+	// Samples is the heap and buffered-message series (slow broker only);
+	// the peaks are kept for every scenario.
+	Samples       []Sample `json:"samples,omitempty"`
+	PeakHeapBytes uint64   `json:"peak_heap_bytes"`
+	PeakBuffered  int64    `json:"peak_buffered"`
+}
+
+// Sample is one point of the heap series.
+type Sample struct {
+	TMs       float64 `json:"t_ms"`
+	HeapBytes uint64  `json:"heap_bytes"`
+	Buffered  int64   `json:"buffered"`
+}
