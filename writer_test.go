@@ -155,7 +155,7 @@ func TestWriterSyncDelivers(t *testing.T) {
 			mu.Unlock()
 		},
 	}
-	defer w.Close()
+	defer shutdown(w, stub)
 
 	var msgs []Message
 	for p := 0; p < 3; p++ {
@@ -202,7 +202,7 @@ func TestWriterRetriesLeaderChanges(t *testing.T) {
 		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchTimeout: time.Millisecond,
 		WriteBackoffMin: time.Microsecond, WriteBackoffMax: time.Millisecond, RequiredAcks: RequireOne,
 	}
-	defer w.Close()
+	defer shutdown(w, stub)
 	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestWriterNonRetriableError(t *testing.T) {
 	tp := topicPartition{"t", 0}
 	stub.produceErrors[tp] = []int16{int16(TopicAuthorizationFailed)}
 	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub, BatchTimeout: time.Millisecond, RequiredAcks: RequireOne}
-	defer w.Close()
+	defer shutdown(w, stub)
 	err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 2)...)
 	var werr WriteErrors
 	if !errors.As(err, &werr) || len(werr) != 2 || werr.Count() != 2 || !errors.Is(werr[1], TopicAuthorizationFailed) {
@@ -236,7 +236,7 @@ func TestWriterMaxAttempts(t *testing.T) {
 		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchTimeout: time.Millisecond, MaxAttempts: 3,
 		WriteBackoffMin: time.Microsecond, WriteBackoffMax: time.Microsecond, RequiredAcks: RequireOne,
 	}
-	defer w.Close()
+	defer shutdown(w, stub)
 	err := w.WriteMessages(context.Background(), Message{Value: []byte("x")})
 	var werr WriteErrors
 	if !errors.As(err, &werr) || !errors.Is(werr[0], NotLeaderForPartition) {
@@ -254,7 +254,7 @@ func TestWriterRequireNoneHasNoOffsets(t *testing.T) {
 		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchTimeout: time.Millisecond,
 		Completion: func(msgs []Message, err error) { done <- msgs },
 	}
-	defer w.Close()
+	defer shutdown(w, stub)
 	if err := w.WriteMessages(context.Background(), Message{Value: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestWriterTopicPerMessage(t *testing.T) {
 	stub := newStubBroker(map[string]int{"a": 1})
 	stub.autoCreate = 2
 	w := &Writer{Addr: TCP("stub"), Transport: stub, BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true}
-	defer w.Close()
+	defer shutdown(w, stub)
 	err := w.WriteMessages(context.Background(),
 		Message{Topic: "a", Value: []byte("0")}, Message{Topic: "b", Value: []byte("0")})
 	if err != nil {
@@ -329,7 +329,7 @@ func TestWriterFlush(t *testing.T) {
 		Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyBalancer,
 		BatchSize: 1000, BatchTimeout: time.Hour, Async: true, RequiredAcks: RequireOne,
 	}
-	defer w.Close()
+	defer shutdown(w, stub)
 	msgs := append(seqMessages("p0", 0, 5), seqMessages("p1", 0, 3)...)
 	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
 		t.Fatal(err)
