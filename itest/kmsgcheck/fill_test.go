@@ -28,6 +28,17 @@ const (
 	// to zero: fields whose spec default is not zero, so that kmsg (as the
 	// Java broker) writes them, a zero being a real value for them.
 	fillZeroTags
+	// fillEmpty makes every array, byte sequence and record set empty but
+	// not null, and leaves the rest at the spec's defaults.
+	fillEmpty
+	// fillEmptyLeaves gives arrays of structs one element (with the spec's
+	// defaults) and makes every other array, byte sequence and record set
+	// empty but not null.
+	fillEmptyLeaves
+	// fillUnknownTags is fillAll plus, in flexible versions, an unknown
+	// tagged field in every struct: our codec must skip them when decoding
+	// (and, not knowing them, it does not write them back).
+	fillUnknownTags
 )
 
 func (m fillMode) String() string {
@@ -38,8 +49,14 @@ func (m fillMode) String() string {
 		return "/defaults"
 	case fillSparse:
 		return "/sparse"
-	default:
+	case fillZeroTags:
 		return "/zerotags"
+	case fillEmpty:
+		return "/empty"
+	case fillEmptyLeaves:
+		return "/emptyleaves"
+	default:
+		return "/unknowntags"
 	}
 }
 
@@ -114,6 +131,9 @@ func (f *filler) fillMessage(msg any) {
 		return
 	}
 	f.fillStruct(v, true)
+	if f.mode == fillUnknownTags {
+		addUnknownTags(v, true)
+	}
 }
 
 func (f *filler) fillStruct(v reflect.Value, top bool) {
@@ -128,8 +148,11 @@ func (f *filler) fillStruct(v reflect.Value, top bool) {
 		}
 		fv := v.Field(i)
 		if name, ok := recordsFields[t]; ok && name == sf.Name {
-			if f.mode == fillAll || f.mode == fillZeroTags {
+			switch f.mode {
+			case fillAll, fillZeroTags, fillUnknownTags:
 				fv.SetBytes(f.records())
+			case fillEmpty, fillEmptyLeaves:
+				fv.SetBytes([]byte{})
 			}
 			continue
 		}
@@ -163,8 +186,12 @@ func zeroScalars(v reflect.Value) {
 }
 
 func (f *filler) fillValue(v reflect.Value) {
-	if f.mode == fillSparse {
+	switch f.mode {
+	case fillSparse:
 		f.sparseValue(v)
+		return
+	case fillEmpty, fillEmptyLeaves:
+		f.emptyValue(v)
 		return
 	}
 	n := f.next()
@@ -228,6 +255,61 @@ func (f *filler) fillElem(e reflect.Value) {
 		return
 	}
 	f.fillValue(e)
+}
+
+// emptyValue makes arrays and byte sequences empty, not null, and recurses
+// into inline structs.
+func (f *filler) emptyValue(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		f.fillStruct(v, false)
+	case reflect.Slice:
+		if f.mode == fillEmptyLeaves && v.Type().Elem().Kind() == reflect.Struct {
+			s := reflect.MakeSlice(v.Type(), 1, 1)
+			e := s.Index(0)
+			if e.Addr().Type().Implements(defaulterIf) {
+				e.Addr().Interface().(interface{ Default() }).Default()
+			}
+			f.fillStruct(e, false)
+			v.Set(s)
+			return
+		}
+		v.Set(reflect.MakeSlice(v.Type(), 0, 0))
+	}
+}
+
+// addUnknownTags gives every struct in v (a kmsg message) an unknown tagged
+// field, or removes them all when add is false.
+func addUnknownTags(v reflect.Value, add bool) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			addUnknownTags(v.Elem(), add)
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			addUnknownTags(v.Index(i), add)
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			fv := v.Field(i)
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
+			if fv.Type() == tagsType {
+				var tags kmsg.Tags
+				if add {
+					// Tag numbers no message of ours uses; a struct value
+					// and an empty one, to skip both kinds.
+					tags.Set(77, []byte{0, 0, 0, 42, 2, 'x', 0})
+					tags.Set(4000, nil)
+				}
+				fv.Set(reflect.ValueOf(tags))
+				continue
+			}
+			addUnknownTags(fv, add)
+		}
+	}
 }
 
 // sparseValue gives arrays one default element and recurses into structs,
