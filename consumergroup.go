@@ -146,29 +146,29 @@ func (config *ConsumerGroupConfig) Validate() error {
 	if len(config.GroupBalancers) == 0 {
 		config.GroupBalancers = []GroupBalancer{RangeGroupBalancer{}, RoundRobinGroupBalancer{}}
 	}
-	setDefaultDuration(&config.HeartbeatInterval, groupDefaultHeartbeat)
-	setDefaultDuration(&config.SessionTimeout, groupDefaultSessionTimeout)
-	setDefaultDuration(&config.PartitionWatchInterval, groupDefaultPartitionWatch)
-	setDefaultDuration(&config.RebalanceTimeout, groupDefaultRebalanceTimeout)
-	setDefaultDuration(&config.JoinGroupBackoff, groupDefaultJoinBackoff)
-	setDefaultDuration(&config.RetentionTime, groupDefaultRetentionTime)
+	cgDefaultDuration(&config.HeartbeatInterval, groupDefaultHeartbeat)
+	cgDefaultDuration(&config.SessionTimeout, groupDefaultSessionTimeout)
+	cgDefaultDuration(&config.PartitionWatchInterval, groupDefaultPartitionWatch)
+	cgDefaultDuration(&config.RebalanceTimeout, groupDefaultRebalanceTimeout)
+	cgDefaultDuration(&config.JoinGroupBackoff, groupDefaultJoinBackoff)
+	cgDefaultDuration(&config.RetentionTime, groupDefaultRetentionTime)
 
-	if !millisFitInt32(config.HeartbeatInterval) {
+	if !cgMillisFit(config.HeartbeatInterval) {
 		return fmt.Errorf("HeartbeatInterval out of bounds: %d", config.HeartbeatInterval)
 	}
-	if !millisFitInt32(config.SessionTimeout) {
+	if !cgMillisFit(config.SessionTimeout) {
 		return fmt.Errorf("SessionTimeout out of bounds: %d", config.SessionTimeout)
 	}
-	if !millisFitInt32(config.RebalanceTimeout) {
+	if !cgMillisFit(config.RebalanceTimeout) {
 		return fmt.Errorf("RebalanceTimeout out of bounds: %d", config.RebalanceTimeout)
 	}
-	if !millisFitInt32(config.JoinGroupBackoff) {
+	if !cgMillisFit(config.JoinGroupBackoff) {
 		return fmt.Errorf("JoinGroupBackoff out of bounds: %d", config.JoinGroupBackoff)
 	}
 	if config.RetentionTime < 0 && config.RetentionTime != groupDefaultRetentionTime {
 		return fmt.Errorf("RetentionTime out of bounds: %d", config.RetentionTime)
 	}
-	if !millisFitInt32(config.PartitionWatchInterval) {
+	if !cgMillisFit(config.PartitionWatchInterval) {
 		// The misspelling is upstream's; programs may match the text.
 		return fmt.Errorf("PartitionWachInterval out of bounds %d", config.PartitionWatchInterval)
 	}
@@ -179,19 +179,19 @@ func (config *ConsumerGroupConfig) Validate() error {
 	if config.StartOffset != FirstOffset && config.StartOffset != LastOffset {
 		return fmt.Errorf("StartOffset is not valid %d", config.StartOffset)
 	}
-	setDefaultDuration(&config.Timeout, groupDefaultTimeout)
+	cgDefaultDuration(&config.Timeout, groupDefaultTimeout)
 	return nil
 }
 
-func setDefaultDuration(d *time.Duration, def time.Duration) {
+func cgDefaultDuration(d *time.Duration, def time.Duration) {
 	if *d == 0 {
 		*d = def
 	}
 }
 
-// millisFitInt32 tells whether d is non-negative and, in milliseconds, fits
+// cgMillisFit tells whether d is non-negative and, in milliseconds, fits
 // the int32 fields of the group requests.
-func millisFitInt32(d time.Duration) bool {
+func cgMillisFit(d time.Duration) bool {
 	return d >= 0 && d/time.Millisecond < math.MaxInt32
 }
 
@@ -481,6 +481,24 @@ func decodeSubscription(b []byte) (consumer.Subscription, error) {
 	return s, err
 }
 
+// cgDecodeAssignment reads a member assignment of any version; no bytes
+// is no assignment.
+func cgDecodeAssignment(b []byte) (consumer.Assignment, error) {
+	var a consumer.Assignment
+	if len(b) == 0 {
+		return a, nil
+	}
+	if len(b) < 2 {
+		return a, fmt.Errorf("member assignment of %d bytes is too short", len(b))
+	}
+	version := int16(b[0])<<8 | int16(b[1])
+	if version < 0 {
+		return a, fmt.Errorf("invalid member assignment version %d", version)
+	}
+	err := protocol.Unmarshal(b, min(version, consumer.MaxVersionSupported), &a)
+	return a, err
+}
+
 // assignTopicPartitions runs, on the leader, the balancer the coordinator
 // chose.
 func (cg *ConsumerGroup) assignTopicPartitions(join *joingroup.Response) (GroupMemberAssignments, error) {
@@ -618,15 +636,8 @@ func (cg *ConsumerGroup) syncGroup(memberID string, join *joingroup.Response, pl
 		})
 		return assigned, nil
 	}
-	if len(res.Assignments) < 2 {
-		return nil, fmt.Errorf("invalid assignment of %d bytes", len(res.Assignments))
-	}
-	var a consumer.Assignment
-	version := min(int16(res.Assignments[0])<<8|int16(res.Assignments[1]), consumer.MaxVersionSupported)
-	if version < 0 {
-		return nil, fmt.Errorf("invalid assignment version %d", version)
-	}
-	if err := protocol.Unmarshal(res.Assignments, version, &a); err != nil {
+	a, err := cgDecodeAssignment(res.Assignments)
+	if err != nil {
 		return nil, err
 	}
 	for _, tp := range a.AssignedPartitions {

@@ -306,11 +306,11 @@ func NewReader(config ReaderConfig) *Reader {
 	if config.MinBytes == 0 {
 		config.MinBytes = readerDefaultMinBytes
 	}
-	setDefaultDuration(&config.MaxWait, readerDefaultMaxWait)
-	setDefaultDuration(&config.ReadBatchTimeout, readerDefaultReadBatchTimeout)
-	setDefaultDuration(&config.ReadLagInterval, readerDefaultReadLagInterval)
-	setDefaultDuration(&config.ReadBackoffMin, readerDefaultBackoffMin)
-	setDefaultDuration(&config.ReadBackoffMax, readerDefaultBackoffMax)
+	cgDefaultDuration(&config.MaxWait, readerDefaultMaxWait)
+	cgDefaultDuration(&config.ReadBatchTimeout, readerDefaultReadBatchTimeout)
+	cgDefaultDuration(&config.ReadLagInterval, readerDefaultReadLagInterval)
+	cgDefaultDuration(&config.ReadBackoffMin, readerDefaultBackoffMin)
+	cgDefaultDuration(&config.ReadBackoffMax, readerDefaultBackoffMax)
 	if config.ReadBackoffMax < config.ReadBackoffMin {
 		panic(fmt.Errorf("ReadBackoffMax %d smaller than ReadBackoffMin %d", config.ReadBackoffMax, config.ReadBackoffMin))
 	}
