@@ -45,12 +45,8 @@ const (
 	ACLPermissionTypeAllow
 )
 
-var aclPermissionTypeNames = [...]string{
-	ACLPermissionTypeUnknown: "Unknown",
-	ACLPermissionTypeAny:     "Any",
-	ACLPermissionTypeDeny:    "Deny",
-	ACLPermissionTypeAllow:   "Allow",
-}
+// aclPermissionTypeNames are indexed by ACLPermissionType.
+var aclPermissionTypeNames = [...]string{"Unknown", "Any", "Deny", "Allow"}
 
 // String returns the permission type's name, "Unknown" for values without
 // one.
@@ -98,20 +94,10 @@ const (
 	ACLOperationTypeIdempotentWrite
 )
 
+// aclOperationTypeNames are indexed by ACLOperationType.
 var aclOperationTypeNames = [...]string{
-	ACLOperationTypeUnknown:         "Unknown",
-	ACLOperationTypeAny:             "Any",
-	ACLOperationTypeAll:             "All",
-	ACLOperationTypeRead:            "Read",
-	ACLOperationTypeWrite:           "Write",
-	ACLOperationTypeCreate:          "Create",
-	ACLOperationTypeDelete:          "Delete",
-	ACLOperationTypeAlter:           "Alter",
-	ACLOperationTypeDescribe:        "Describe",
-	ACLOperationTypeClusterAction:   "ClusterAction",
-	ACLOperationTypeDescribeConfigs: "DescribeConfigs",
-	ACLOperationTypeAlterConfigs:    "AlterConfigs",
-	ACLOperationTypeIdempotentWrite: "IdempotentWrite",
+	"Unknown", "Any", "All", "Read", "Write", "Create", "Delete", "Alter",
+	"Describe", "ClusterAction", "DescribeConfigs", "AlterConfigs", "IdempotentWrite",
 }
 
 // String returns the operation's name, "Unknown" for values without one.

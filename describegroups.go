@@ -159,7 +159,7 @@ func describedSubscription(b []byte) (DescribeGroupsResponseMemberMetadata, erro
 	if len(b) == 0 {
 		return out, nil
 	}
-	sub, err := decodeSubscription(b)
+	sub, err := readGroupSubscription(b)
 	if err != nil {
 		return out, err
 	}

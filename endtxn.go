@@ -39,12 +39,14 @@ type EndTxnResponse struct {
 
 // EndTxn commits or aborts a transaction.
 func (c *Client) EndTxn(ctx context.Context, req *EndTxnRequest) (*EndTxnResponse, error) {
-	m, err := c.roundTrip(ctx, req.Addr, &endtxn.Request{
+	msg := &endtxn.Request{
 		TransactionalID: req.TransactionalID,
 		ProducerID:      int64(req.ProducerID),
 		ProducerEpoch:   int16(req.ProducerEpoch),
-		Committed:       req.Committed,
-	})
+		// false aborts the transaction
+		Committed: req.Committed,
+	}
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	if err != nil {
 		return nil, fmt.Errorf("kafka.(*Client).EndTxn: %w", err)
 	}

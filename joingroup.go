@@ -180,7 +180,7 @@ func unmarshalGroupSubscription(b []byte) (GroupProtocolSubscription, error) {
 		out.OwnedPartitions = map[string][]int{}
 		return out, nil
 	}
-	sub, err := decodeSubscription(b)
+	sub, err := readGroupSubscription(b)
 	if err != nil {
 		return out, err
 	}
@@ -188,6 +188,31 @@ func unmarshalGroupSubscription(b []byte) (GroupProtocolSubscription, error) {
 	out.UserData = sub.UserData
 	out.OwnedPartitions = topicPartitionMap(sub.OwnedPartitions)
 	return out, nil
+}
+
+// readGroupSubscription decodes a subscription in the consumer protocol's
+// format, of any version: each version only adds fields at the end, so the
+// fields of the versions this client knows are read, and newer ones
+// skipped. Old clients (kafka-go included) wrote version 1 headers without
+// the owned partitions; those are read as version 0.
+func readGroupSubscription(b []byte) (consumer.Subscription, error) {
+	var sub consumer.Subscription
+	if len(b) < 2 {
+		return sub, fmt.Errorf("subscription of %d byte is too short", len(b))
+	}
+	v := int16(b[0])<<8 | int16(b[1])
+	if v < 0 {
+		return sub, fmt.Errorf("invalid subscription version %d", v)
+	}
+	const newest = 3 // newest version consumer.Subscription describes
+	err := protocol.Unmarshal(b, min(v, newest), &sub)
+	if err != nil && v > 0 {
+		sub = consumer.Subscription{}
+		if protocol.Unmarshal(b, 0, &sub) == nil {
+			return sub, nil
+		}
+	}
+	return sub, err
 }
 
 // topicPartitionList turns a topic -> partitions map into the consumer
