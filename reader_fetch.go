@@ -189,6 +189,10 @@ func (p *partitionReader) initialize(ctx context.Context, offset int64) (int64, 
 		offset = last
 	case offset < first:
 		offset = first
+	case offset > last:
+		// Nothing there yet: run retries later, or reports it when
+		// OffsetOutOfRangeError is set.
+		return 0, OffsetOutOfRange
 	}
 	p.log(func(l Logger) {
 		l.Printf("the kafka reader for partition %d of %s is seeking to offset %d", p.partition, p.topic, toHumanOffset(offset))

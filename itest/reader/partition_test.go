@@ -2,6 +2,7 @@ package reader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
@@ -201,5 +202,53 @@ func TestPartitionReaderCompressedBatches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An offset past the end is waited for, or reported as OffsetOutOfRange
+// with OffsetOutOfRangeError.
+func TestPartitionReaderOffsetPastTheEnd(t *testing.T) {
+	const topic = "past-end"
+	addrs, _ := startCluster(t, topic, 1)
+	cl := newProducer(t, addrs)
+	produce(t, cl, topic, 1, 3)
+	ctx := ctxTimeout(t, 30*time.Second)
+
+	strict := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: topic, OffsetOutOfRangeError: true, MaxWait: 100 * time.Millisecond})
+	defer strict.Close()
+	if err := strict.SetOffset(5); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := strict.FetchMessage(ctx); !errors.Is(err, kafka.OffsetOutOfRange) {
+		t.Fatalf("strict reader: %v", err)
+	}
+
+	patient := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: addrs, Topic: topic, MaxWait: 100 * time.Millisecond,
+		ReadBackoffMin: 10 * time.Millisecond, ReadBackoffMax: 50 * time.Millisecond,
+	})
+	defer patient.Close()
+	if err := patient.SetOffset(5); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan kafka.Message, 1)
+	go func() {
+		if m, err := patient.FetchMessage(ctx); err == nil {
+			got <- m
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	for i := 3; i < 6; i++ {
+		if err := cl.ProduceSync(ctx, record(topic, 0, i)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case m := <-got:
+		if m.Offset != 5 || string(m.Value) != "v5" {
+			t.Fatalf("got %d %q", m.Offset, m.Value)
+		}
+	case <-ctx.Done():
+		t.Fatal("no message once the partition reached the offset")
 	}
 }
