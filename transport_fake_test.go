@@ -70,9 +70,9 @@ type fakeRequest struct {
 func (r *fakeRequest) reply(msg protocol.Message) {
 	r.conn.wmu.Lock()
 	defer r.conn.wmu.Unlock()
-	if err := protocol.WriteResponse(r.conn.nc, r.Version, r.ID, msg); err != nil {
-		r.conn.b.cluster.t.Logf("fake broker %d: writing response: %v", r.Broker, err)
-	}
+	// A failed write means the client closed the connection, which tests
+	// observe from the client side; the test may even be over by now.
+	_ = protocol.WriteResponse(r.conn.nc, r.Version, r.ID, msg)
 }
 
 // closeConn drops the connection the request came on.
