@@ -42,7 +42,11 @@ type Config struct {
 	// Duration bounds the slow-broker scenario: the producer writes as fast
 	// as the client lets it (at most Messages) and the heap is sampled for
 	// this long; then the process exits without draining.
-	Duration    time.Duration
+	Duration time.Duration
+	// Rate is the offered load of the slow-broker scenario in messages per
+	// second (0: as fast as the client accepts). An offered load above what
+	// the broker drains makes an unbounded client's heap grow steadily.
+	Rate        int
 	SampleEvery time.Duration
 	// Warmup synchronous writes are sent before the timed ones (latency).
 	Warmup int
@@ -101,6 +105,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.IntVar(&cfg.Size, "size", 100, "value size in bytes")
 	fs.StringVar(&cfg.Compression, "compression", "none", "none or zstd")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "slow: how long to produce and sample")
+	fs.IntVar(&cfg.Rate, "rate", 0, "slow: offered messages per second (0 = unpaced)")
 	fs.DurationVar(&cfg.SampleEvery, "sample", 50*time.Millisecond, "heap sampling interval")
 	fs.IntVar(&cfg.Warmup, "warmup", 20, "latency: untimed writes first")
 	fs.IntVar(&cfg.MaxBufferedBatches, "max-buffered-batches", 0, "Writer.MaxBufferedBatches (fork only)")
@@ -165,6 +170,7 @@ func Run(ctx context.Context, cfg Config, c Client) (*Result, error) {
 		Messages:    cfg.Messages,
 		Size:        cfg.Size,
 		Compression: cfg.Compression,
+		OfferedRate: cfg.Rate,
 	}
 	switch cfg.Scenario {
 	case Throughput:
@@ -261,6 +267,21 @@ func runSlow(ctx context.Context, cfg Config, c Client, res *Result) error {
 	start := time.Now()
 	go func() {
 		for i := 0; i < cfg.Messages && ctx.Err() == nil; i++ {
+			if cfg.Rate > 0 {
+				// Pace against the schedule, not the previous send, so a
+				// client that blocked for a while is then offered the
+				// backlog as an application would offer it. Short waits are
+				// skipped: timers are too coarse for them, and bursts of a
+				// millisecond are what real producers look like anyway.
+				due := start.Add(time.Duration(float64(i) / float64(cfg.Rate) * float64(time.Second)))
+				if d := time.Until(due); d > time.Millisecond {
+					select {
+					case <-time.After(d):
+					case <-ctx.Done():
+						return
+					}
+				}
+			}
 			if err := p.Produce(ctx, vals.next()); err != nil {
 				if ctx.Err() == nil {
 					cnt.fail(0, fmt.Errorf("produce: %w", err))

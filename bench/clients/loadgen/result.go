@@ -11,6 +11,8 @@ type Result struct {
 	Size        int    `json:"size"`
 	Compression string `json:"compression"`
 	Settings    string `json:"settings"`
+	// OfferedRate is the slow scenario's pacing in messages per second.
+	OfferedRate int `json:"offered_rate,omitempty"`
 
 	// Produced counts the messages the client accepted (the produce call
 	// returned); Acked and Failed those it reported as written or failed.

@@ -119,5 +119,7 @@ func (p *syncProducer) Send(_ context.Context, value []byte) error {
 	return err
 }
 
-func (p *syncProducer) Close() error     { return p.sp.Close() }
-func (p *syncProducer) Settings() string { return "SyncProducer, " + settings + ", SendMessage of one message" }
+func (p *syncProducer) Close() error { return p.sp.Close() }
+func (p *syncProducer) Settings() string {
+	return "SyncProducer, " + settings + ", SendMessage of one message"
+}
