@@ -1053,3 +1053,40 @@ func TestTransportSASLSessionLifetime(t *testing.T) {
 	// The expired connection of the broker pool was closed when passed over.
 	waitFor(t, "the expired connection to be closed", func() bool { return b.numClosed() >= 1 })
 }
+
+func TestTransportUndecodableResponseFailsOnlyItsRequest(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.setHandler(func(r *fakeRequest) {
+		m, ok := r.Msg.(*findcoordinator.Request)
+		if !ok {
+			return
+		}
+		if fakeCoordKey(m) != "garbage" {
+			coordinatorReply(r, 1, "h", 0)
+			return
+		}
+		// A frame with the right correlation ID but a body too short
+		// for a FindCoordinator response.
+		frame := make([]byte, 4+4+3)
+		binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+		binary.BigEndian.PutUint32(frame[4:], uint32(r.ID))
+		r.conn.wmu.Lock()
+		r.conn.nc.Write(frame)
+		r.conn.wmu.Unlock()
+	})
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+	if _, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "garbage"}); err == nil {
+		t.Fatal("an undecodable response was accepted")
+	}
+	m, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := m.(*findcoordinator.Response).Coordinator("ok"); c.Host != "h" {
+		t.Fatalf("unexpected response %+v", m)
+	}
+	if n := fc.brokers[0].numConns(); n != 1 {
+		t.Fatalf("%d connections, want 1: the stream stayed in sync", n)
+	}
+}
