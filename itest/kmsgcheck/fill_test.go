@@ -1,10 +1,12 @@
 package kmsgcheck
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"reflect"
+	"strings"
 
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,6 +41,11 @@ const (
 	// tagged field in every struct: our codec must skip them when decoding
 	// (and, not knowing them, it does not write them back).
 	fillUnknownTags
+	// fillLarge is fillAll with negative numbers, strings and bytes longer
+	// than 127 bytes and arrays of numbers or strings of 130 elements, so
+	// that compact lengths take two bytes; in flexible versions every
+	// struct also gets an unknown tagged field of 200 bytes.
+	fillLarge
 )
 
 func (m fillMode) String() string {
@@ -55,8 +62,10 @@ func (m fillMode) String() string {
 		return "/empty"
 	case fillEmptyLeaves:
 		return "/emptyleaves"
-	default:
+	case fillUnknownTags:
 		return "/unknowntags"
+	default:
+		return "/large"
 	}
 }
 
@@ -131,8 +140,11 @@ func (f *filler) fillMessage(msg any) {
 		return
 	}
 	f.fillStruct(v, true)
-	if f.mode == fillUnknownTags {
+	switch f.mode {
+	case fillUnknownTags:
 		addUnknownTags(v, true)
+	case fillLarge:
+		addTags(v, true, true)
 	}
 }
 
@@ -149,7 +161,7 @@ func (f *filler) fillStruct(v reflect.Value, top bool) {
 		fv := v.Field(i)
 		if name, ok := recordsFields[t]; ok && name == sf.Name {
 			switch f.mode {
-			case fillAll, fillZeroTags, fillUnknownTags:
+			case fillAll, fillZeroTags, fillUnknownTags, fillLarge:
 				fv.SetBytes(f.records())
 			case fillEmpty, fillEmptyLeaves:
 				fv.SetBytes([]byte{})
@@ -195,6 +207,9 @@ func (f *filler) fillValue(v reflect.Value) {
 		return
 	}
 	n := f.next()
+	if f.mode == fillLarge && f.largeValue(v, n) {
+		return
+	}
 	switch v.Kind() {
 	case reflect.Bool:
 		v.SetBool(true)
@@ -257,6 +272,46 @@ func (f *filler) fillElem(e reflect.Value) {
 	f.fillValue(e)
 }
 
+// largeValue sets v for fillLarge, or returns false to let fillValue do
+// it.
+func (f *filler) largeValue(v reflect.Value, n int) bool {
+	long := func(prefix string) string {
+		return prefix + strings.Repeat(fmt.Sprintf("<%d>", n), 250/len(fmt.Sprint(n)))[:250]
+	}
+	switch v.Kind() {
+	case reflect.Int16:
+		v.SetInt(-int64(n%30000 + 100))
+	case reflect.Int32:
+		v.SetInt(-int64(n + 1000))
+	case reflect.Int64:
+		v.SetInt(-(int64(n) + 1<<40))
+	case reflect.String:
+		v.SetString(long("s"))
+	case reflect.Pointer:
+		if v.Type().Elem().Kind() != reflect.String {
+			return false
+		}
+		s := long("p")
+		v.Set(reflect.ValueOf(&s))
+	case reflect.Slice:
+		switch v.Type().Elem().Kind() {
+		case reflect.Uint8:
+			v.SetBytes([]byte(long("b")))
+		case reflect.Struct:
+			return false
+		default:
+			s := reflect.MakeSlice(v.Type(), 130, 130)
+			for i := 0; i < 130; i++ {
+				f.fillValue(s.Index(i))
+			}
+			v.Set(s)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
 // emptyValue makes arrays and byte sequences empty, not null, and recurses
 // into inline structs.
 func (f *filler) emptyValue(v reflect.Value) {
@@ -281,14 +336,18 @@ func (f *filler) emptyValue(v reflect.Value) {
 // addUnknownTags gives every struct in v (a kmsg message) an unknown tagged
 // field, or removes them all when add is false.
 func addUnknownTags(v reflect.Value, add bool) {
+	addTags(v, add, false)
+}
+
+func addTags(v reflect.Value, add, large bool) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if !v.IsNil() {
-			addUnknownTags(v.Elem(), add)
+			addTags(v.Elem(), add, large)
 		}
 	case reflect.Slice:
 		for i := 0; i < v.Len(); i++ {
-			addUnknownTags(v.Index(i), add)
+			addTags(v.Index(i), add, large)
 		}
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
@@ -303,11 +362,14 @@ func addUnknownTags(v reflect.Value, add bool) {
 					// and an empty one, to skip both kinds.
 					tags.Set(77, []byte{0, 0, 0, 42, 2, 'x', 0})
 					tags.Set(4000, nil)
+					if large {
+						tags.Set(5000, bytes.Repeat([]byte{0xa5}, 200))
+					}
 				}
 				fv.Set(reflect.ValueOf(tags))
 				continue
 			}
-			addUnknownTags(fv, add)
+			addTags(fv, add, large)
 		}
 	}
 }
