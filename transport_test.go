@@ -1090,3 +1090,51 @@ func TestTransportUndecodableResponseFailsOnlyItsRequest(t *testing.T) {
 		t.Fatalf("%d connections, want 1: the stream stayed in sync", n)
 	}
 }
+
+func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
+	fc := newFakeCluster(t, 2)
+	fc.setLeader(1, 2)
+	fc.setHandler(func(r *fakeRequest) {
+		req, ok := r.Msg.(*produce.Request)
+		if !ok {
+			return
+		}
+		// Answer after a random delay, so responses leave out of order;
+		// the base offset echoes the request's timeout, unique per request.
+		delay := time.Duration(req.Timeout%7) * time.Millisecond
+		go func() {
+			time.Sleep(delay)
+			r.reply(&produce.Response{Topics: []produce.ResponseTopic{{
+				Topic: "t", Partitions: []produce.ResponsePartition{{Partition: req.Topics[0].Partitions[0].Partition, BaseOffset: int64(req.Timeout)}},
+			}}})
+		}()
+	})
+	tr := newTestTransport(t)
+	ctx := testContext(t)
+	const workers, each = 16, 25
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				req := produceRequest(int32(i%2), -1)
+				req.Timeout = int32(1000 + w*each + i)
+				m, err := tr.RoundTrip(ctx, fc.addr(), req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				p := m.(*produce.Response).Topics[0].Partitions[0]
+				if p.BaseOffset != int64(req.Timeout) || p.Partition != int32(i%2) {
+					t.Errorf("request %d got the response of request %d (partition %d)", req.Timeout, p.BaseOffset, p.Partition)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if got := fc.count(protocol.Produce, 0); got != workers*each {
+		t.Fatalf("%d produce requests reached the brokers, want %d", got, workers*each)
+	}
+}
