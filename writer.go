@@ -52,138 +52,103 @@ import (
 // Methods of Writer are safe to use concurrently from multiple goroutines,
 // however the writer configuration should not be modified after first use.
 type Writer struct {
-	// Address of the kafka cluster that this writer is configured to send
-	// messages to.
-	//
-	// This field is required, attempting to write messages to a writer with a
-	// nil address will error.
+	// Addr locates the cluster: one or more brokers, for instance
+	// TCP("broker-1:9092", "broker-2:9092"). Required: WriteMessages fails
+	// when it is nil.
 	Addr net.Addr
 
-	// Topic is the name of the topic that the writer will produce messages to.
-	//
-	// Setting this field or not is a mutually exclusive option. If you set Topic
-	// here, you must not set Topic for any produced Message. Otherwise, if you do
-	// not set Topic, every Message must have Topic specified.
+	// Topic, when set, is where every message goes, and messages must then
+	// leave their own Topic empty. When it is empty, each message names its
+	// topic instead. Mixing the two, or setting neither, fails the write.
 	Topic string
 
-	// The balancer used to distribute messages across partitions.
-	//
-	// The default is to use a round-robin distribution.
+	// Balancer picks a partition for each message. Nil means round-robin.
 	Balancer Balancer
 
-	// Limit on how many attempts will be made to deliver a message.
-	//
-	// The default is to try at most 10 times.
+	// MaxAttempts caps how many times a batch is sent before its error is
+	// reported (10 when zero).
 	MaxAttempts int
 
-	// WriteBackoffMin optionally sets the smallest amount of time the writer waits before
-	// it attempts to write a batch of messages
-	//
-	// Default: 100ms
+	// WriteBackoffMin is the pause before the first retry of a batch; later
+	// retries wait longer, quadratically (100ms when zero).
 	WriteBackoffMin time.Duration
 
-	// WriteBackoffMax optionally sets the maximum amount of time the writer waits before
-	// it attempts to write a batch of messages
-	//
-	// Default: 1s
+	// WriteBackoffMax caps the pause between two attempts (1s when zero).
 	WriteBackoffMax time.Duration
 
-	// Limit on how many messages will be buffered before being sent to a
-	// partition.
-	//
-	// The default is to use a target batch size of 100 messages.
+	// BatchSize is the number of messages at which a partition's batch is
+	// sent without waiting any longer (100 when zero).
 	BatchSize int
 
-	// Limit the maximum size of a request in bytes before being sent to
-	// a partition.
-	//
-	// The default is to use a kafka default value of 1048576.
+	// BatchBytes caps the size of a batch, as measured on its messages; a
+	// single message above it is refused with MessageTooLargeError
+	// (1048576, Kafka's own default, when zero).
 	BatchBytes int64
 
-	// Time limit on how often incomplete message batches will be flushed to
-	// kafka.
-	//
-	// The default is to flush at least every second.
+	// BatchTimeout is how long an incomplete batch may wait for more
+	// messages before it is sent anyway (1s when zero).
 	BatchTimeout time.Duration
 
-	// Timeout for read operations performed by the Writer.
-	//
-	// Defaults to 10 seconds.
+	// ReadTimeout bounds the metadata lookups of the writer (10s when zero).
 	ReadTimeout time.Duration
 
-	// Timeout for write operation performed by the Writer.
-	//
-	// Defaults to 10 seconds.
+	// WriteTimeout bounds each produce request (10s when zero).
 	WriteTimeout time.Duration
 
-	// Number of acknowledges from partition replicas required before receiving
-	// a response to a produce request, the following values are supported:
+	// RequiredAcks is the acknowledgement the brokers must give before a
+	// batch counts as written:
 	//
-	//  RequireNone (0)  fire-and-forget, do not wait for acknowledgements from the
-	//  RequireOne  (1)  wait for the leader to acknowledge the writes
-	//  RequireAll  (-1) wait for the full ISR to acknowledge the writes
+	//	RequireNone (0)   none at all, the broker does not even answer
+	//	RequireOne  (1)   the partition leader has it
+	//	RequireAll  (-1)  every in-sync replica has it
 	//
-	// Defaults to RequireNone.
+	// The zero value is RequireNone.
 	RequiredAcks RequiredAcks
 
-	// Setting this flag to true causes the WriteMessages method to never block.
-	// It also means that errors are ignored since the caller will not receive
-	// the returned value. Use this only if you don't care about guarantees of
-	// whether the messages were written to kafka.
-	//
-	// With MaxBufferedBatches or MaxBufferedBytes set, an asynchronous
-	// WriteMessages does block while the buffer is full.
-	//
-	// Defaults to false.
+	// Async makes WriteMessages return as soon as the messages are buffered,
+	// without waiting for the brokers; outcomes then only reach Completion,
+	// and errors are otherwise lost. Without a buffer limit such a call
+	// never blocks. With MaxBufferedBatches or MaxBufferedBytes it does wait
+	// while the buffer is full.
 	Async bool
 
-	// An optional function called when the writer succeeds or fails the
-	// delivery of messages to a kafka partition. When writing the messages
-	// fails, the `err` parameter will be non-nil.
+	// Completion, when set, is told the outcome of every batch: the
+	// messages of one partition, with their topic, partition, offset and
+	// time filled from the broker's answer (their keys and values are the
+	// caller's own slices), and the error when the batch could not be
+	// written.
 	//
-	// The messages that the Completion function is called with have their
-	// topic, partition, offset, and time set based on the Produce responses
-	// received from kafka. All messages passed to a call to the function have
-	// been written to the same partition. The keys and values of messages are
-	// referencing the original byte slices carried by messages in the calls to
-	// WriteMessages.
+	// The writer calls it from its own goroutines, one call at a time per
+	// partition, in the order the partition's batches were sent. Close waits
+	// for the calls, and so does a synchronous WriteMessages for the batches
+	// holding its messages, which makes it safe to reuse the byte slices
+	// once WriteMessages has returned.
 	//
-	// The function is called from goroutines started by the writer, one call
-	// at a time per partition and in the order the batches were sent. Calls
-	// to Close block on the Completion function calls. When the Writer is not
-	// writing asynchronously, the WriteMessages call also blocks on the
-	// Completion function, which is a useful guarantee if the byte slices for
-	// the message keys and values are intended to be reused after the
-	// WriteMessages call returned.
-	//
-	// With a buffer limit set, the space of a batch is given back before its
-	// Completion call, and the call runs beside the partition's sending loop
-	// rather than inside it, so that a Completion may itself call
+	// With a buffer limit, a batch's space is given back before Completion
+	// is called for it, and the call runs beside the partition's sending
+	// loop rather than inside it, so that a Completion may itself call
 	// WriteMessages (to retry, or to write to a dead-letter topic) without
 	// deadlocking, even with MaxBufferedBatches set to 1.
 	//
-	// If a completion function panics, the program terminates because the
-	// panic is not recovered by the writer and bubbles up to the top of the
-	// goroutine's call stack.
+	// A panic in Completion is not recovered and ends the program.
 	Completion func(messages []Message, err error)
 
-	// Compression set the compression codec to be used to compress messages.
+	// Compression is the codec applied to each batch (none when zero).
 	Compression Compression
 
-	// If not nil, specifies a logger used to report internal changes within the
-	// writer.
+	// Logger, when set, receives the writer's progress messages.
 	Logger Logger
 
-	// ErrorLogger is the logger used to report errors. If nil, the writer falls
-	// back to using Logger instead.
+	// ErrorLogger, when set, receives the writer's error messages; Logger is
+	// used for them when it is nil.
 	ErrorLogger Logger
 
-	// A transport used to send messages to kafka clusters.
-	//
-	// If nil, DefaultTransport is used.
+	// Transport sends the requests to the cluster. Nil means
+	// DefaultTransport.
 	Transport RoundTripper
 
-	// AllowAutoTopicCreation notifies writer to create topic if missing.
+	// AllowAutoTopicCreation lets the brokers create a missing topic when
+	// the writer first asks about it.
 	AllowAutoTopicCreation bool
 
 	// MaxBufferedBatches bounds, per partition, the complete batches waiting
@@ -193,13 +158,11 @@ type Writer struct {
 	// brokers accept.
 	//
 	// With N > 0, a partition holds at most N+2 batches at any time: the one
-	// being filled, N complete ones waiting, and the one being sent (while
-	// the sending loop is between two batches, N+1 may be waiting). A
-	// WriteMessages call that needs to open a batch on a partition that
-	// already has N+2 waits until that partition completes a batch, its
-	// context is done, or the Writer is closed; callers writing to other
-	// partitions are not held up. The messages buffered by the Writer
-	// therefore take at most
+	// being filled, at most N complete ones waiting, and the one being sent.
+	// A WriteMessages call that needs a new batch on a partition that has
+	// N+2 waits until that partition completes a batch, its context is done,
+	// or the Writer is closed; callers writing to other partitions are not
+	// held up. The messages buffered by the Writer therefore take at most
 	//
 	//	partitions written to × (MaxBufferedBatches + 2) × BatchBytes
 	//
@@ -296,6 +259,8 @@ func (e *NotAcceptedError) Error() string {
 }
 
 func (e *NotAcceptedError) Unwrap() []error { return []error{e.Err, e.Errors} }
+
+var errNilWriterAddr = errors.New("kafka.(*Writer).WriteMessages: cannot create a kafka writer with a nil address")
 
 // errWouldBlock tells the first, non-blocking pass of WriteMessages that a
 // message needs to wait for space.
@@ -419,45 +384,37 @@ func (w *Writer) Flush(ctx context.Context) error {
 	return nil
 }
 
-// WriteMessages writes a batch of messages to the kafka topic configured on this
-// writer.
+// WriteMessages hands msgs to the writer, which groups them by partition
+// into batches and sends each partition's batches in order.
 //
-// Unless the writer was configured to write messages asynchronously, the method
-// blocks until all messages have been written, or until the maximum number of
-// attempts was reached.
+// Synchronous writers (the default) return once every message was written
+// or failed for good (after MaxAttempts); failures come back as a
+// WriteErrors indexed like msgs. Because batches fill per partition, a
+// synchronous call may wait up to BatchTimeout for company: share one Writer
+// between many goroutines to get full batches.
 //
-// When sending synchronously and the writer's batch size is configured to be
-// greater than 1, this method blocks until either a full batch can be assembled
-// or the batch timeout is reached. The batch size and timeouts are evaluated
-// per partition, so the choice of Balancer can also influence the flushing
-// behavior. The best way to achieve good batching behavior is to share one
-// Writer amongst multiple goroutines.
+// Asynchronous writers return as soon as the messages are buffered; only
+// validation errors (and, with a buffer limit, refusals) are returned.
 //
-// When the method returns an error, it may be of type kafka.WriteErrors to allow
-// the caller to determine the status of each message.
+// With MaxBufferedBatches or MaxBufferedBytes set, either kind of call waits
+// while the buffer is full. Messages for partitions that have room are
+// accepted at once; those for full ones wait, in order. If ctx is done or the
+// Writer closed first, the call returns a *NotAcceptedError telling which
+// messages were not accepted: those are never written.
 //
-// With MaxBufferedBatches or MaxBufferedBytes set, the call (synchronous or
-// not) waits while the buffer is full. It then accepts the messages of each
-// partition in order as space frees up; messages for partitions that have
-// space are accepted without waiting for the full ones. If ctx is done or the
-// Writer is closed first, the call returns a *NotAcceptedError that says which
-// messages were not accepted (and will never be written).
-//
-// Once accepted, in synchronous mode, a done ctx makes the call return
-// ctx.Err() while the messages may still be written afterwards: do not modify
-// the byte slices of the messages in that case, and expect duplicates if they
-// are written again.
+// A synchronous call whose ctx ends after its messages were accepted returns
+// ctx.Err() itself: the messages may still be written afterwards, so their
+// byte slices must be left alone, and writing them again may duplicate them.
 func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
-	if w.Addr == nil {
-		return errors.New("kafka.(*Writer).WriteMessages: cannot create a kafka writer with a nil address")
-	}
-	if !w.enter() {
+	switch {
+	case w.Addr == nil:
+		return errNilWriterAddr
+	case !w.enter():
 		return io.ErrClosedPipe
 	}
 	defer w.leave()
-
 	if len(msgs) == 0 {
-		return nil
+		return nil // after the closed check, as before: a closed writer says so
 	}
 	st := w.state()
 
@@ -658,73 +615,63 @@ func (w *Writer) chooseTopic(msg Message) (string, error) {
 }
 
 func (w *Writer) transportOrDefault() RoundTripper {
-	if w.Transport != nil {
-		return w.Transport
+	if t := w.Transport; t != nil {
+		return t
 	}
 	return DefaultTransport
 }
 
 func (w *Writer) balancer() Balancer {
-	if w.Balancer != nil {
-		return w.Balancer
+	if b := w.Balancer; b != nil {
+		return b
 	}
 	return &w.roundRobin
 }
 
-func (w *Writer) maxAttempts() int {
-	if w.MaxAttempts > 0 {
-		return w.MaxAttempts
+// Defaults of the configuration fields, applied when a field is zero (or
+// negative).
+const (
+	defaultWriterMaxAttempts  = 10
+	defaultWriterBackoffMin   = 100 * time.Millisecond
+	defaultWriterBackoffMax   = time.Second
+	defaultWriterBatchSize    = 100
+	defaultWriterBatchBytes   = 1 << 20
+	defaultWriterBatchTimeout = time.Second
+	defaultWriterReadTimeout  = 10 * time.Second
+	defaultWriterWriteTimeout = 10 * time.Second
+)
+
+func positiveOr[T int | int64 | time.Duration](v, fallback T) T {
+	if v <= 0 {
+		return fallback
 	}
-	return 10
+	return v
 }
 
+func (w *Writer) maxAttempts() int { return positiveOr(w.MaxAttempts, defaultWriterMaxAttempts) }
+
 func (w *Writer) writeBackoffMin() time.Duration {
-	if w.WriteBackoffMin > 0 {
-		return w.WriteBackoffMin
-	}
-	return 100 * time.Millisecond
+	return positiveOr(w.WriteBackoffMin, defaultWriterBackoffMin)
 }
 
 func (w *Writer) writeBackoffMax() time.Duration {
-	if w.WriteBackoffMax > 0 {
-		return w.WriteBackoffMax
-	}
-	return time.Second
+	return positiveOr(w.WriteBackoffMax, defaultWriterBackoffMax)
 }
 
-func (w *Writer) batchSize() int {
-	if w.BatchSize > 0 {
-		return w.BatchSize
-	}
-	return 100
-}
+func (w *Writer) batchSize() int { return positiveOr(w.BatchSize, defaultWriterBatchSize) }
 
-func (w *Writer) batchBytes() int64 {
-	if w.BatchBytes > 0 {
-		return w.BatchBytes
-	}
-	return 1048576
-}
+func (w *Writer) batchBytes() int64 { return positiveOr(w.BatchBytes, defaultWriterBatchBytes) }
 
 func (w *Writer) batchTimeout() time.Duration {
-	if w.BatchTimeout > 0 {
-		return w.BatchTimeout
-	}
-	return time.Second
+	return positiveOr(w.BatchTimeout, defaultWriterBatchTimeout)
 }
 
 func (w *Writer) readTimeout() time.Duration {
-	if w.ReadTimeout > 0 {
-		return w.ReadTimeout
-	}
-	return 10 * time.Second
+	return positiveOr(w.ReadTimeout, defaultWriterReadTimeout)
 }
 
 func (w *Writer) writeTimeout() time.Duration {
-	if w.WriteTimeout > 0 {
-		return w.WriteTimeout
-	}
-	return 10 * time.Second
+	return positiveOr(w.WriteTimeout, defaultWriterWriteTimeout)
 }
 
 func (w *Writer) logf(format string, args ...interface{}) {

@@ -8,125 +8,90 @@ import (
 	"time"
 )
 
-// WriterConfig is a configuration type used to create new instances of Writer.
+// WriterConfig holds the settings NewWriter turns into a Writer.
 //
-// DEPRECATED: writer values should be configured directly by assigning their
-// exported fields. This type is kept for backward compatibility, and will be
-// removed in version 1.0.
+// Deprecated: set the fields of a Writer directly instead. The type remains
+// for the programs that use it and is due to disappear in 1.0.
 type WriterConfig struct {
-	// The list of brokers used to discover the partitions available on the
-	// kafka cluster.
-	//
-	// This field is required, attempting to create a writer with an empty list
-	// of brokers will panic.
+	// Brokers are the bootstrap addresses of the cluster; NewWriter panics
+	// when there are none.
 	Brokers []string
 
-	// The topic that the writer will produce messages to.
-	//
-	// If provided, this will be used to set the topic for all produced messages.
-	// If not provided, each Message must specify a topic for itself. This must be
-	// mutually exclusive, otherwise the Writer will return an error.
+	// Topic of every message; see Writer.Topic.
 	Topic string
 
-	// The dialer used by the writer to establish connections to the kafka
-	// cluster.
-	//
-	// If nil, the default dialer is used instead.
+	// Dialer supplies the connection settings (TLS, SASL, client ID,
+	// resolver, timeouts); nil means DefaultDialer.
 	Dialer *Dialer
 
-	// The balancer used to distribute messages across partitions.
-	//
-	// The default is to use a round-robin distribution.
+	// Balancer defaults to round-robin; see Writer.Balancer.
 	Balancer Balancer
 
-	// Limit on how many attempts will be made to deliver a message.
-	//
-	// The default is to try at most 10 times.
+	// MaxAttempts is copied to the Writer (10 when zero).
 	MaxAttempts int
 
-	// DEPRECATED: ignored. Writers buffer batches per partition rather than
-	// messages in a channel; see MaxBufferedBatches for a bound.
+	// QueueCapacity is ignored: it sized a channel of messages in versions
+	// before 0.4. See MaxBufferedBatches for a bound on buffering.
 	QueueCapacity int
 
-	// Limit on how many messages will be buffered before being sent to a
-	// partition.
-	//
-	// The default is to use a target batch size of 100 messages.
+	// BatchSize is copied to the Writer (100 when zero).
 	BatchSize int
 
-	// Limit the maximum size of a request in bytes before being sent to
-	// a partition.
-	//
-	// The default is to use a kafka default value of 1048576.
+	// BatchBytes is copied to the Writer (1048576 when zero).
 	BatchBytes int
 
-	// Time limit on how often incomplete message batches will be flushed to
-	// kafka.
-	//
-	// The default is to flush at least every second.
+	// BatchTimeout is copied to the Writer (1s when zero).
 	BatchTimeout time.Duration
 
-	// Timeout for read operations performed by the Writer.
-	//
-	// Defaults to 10 seconds.
+	// ReadTimeout is copied to the Writer (10s when zero).
 	ReadTimeout time.Duration
 
-	// Timeout for write operation performed by the Writer.
-	//
-	// Defaults to 10 seconds.
+	// WriteTimeout is copied to the Writer (10s when zero).
 	WriteTimeout time.Duration
 
-	// DEPRECATED: used as the metadata TTL of the transport NewWriter
+	// RebalanceInterval becomes the metadata TTL of the transport NewWriter
 	// creates (15s when zero).
 	RebalanceInterval time.Duration
 
-	// DEPRECATED: used as the idle timeout of the connections of the
-	// transport NewWriter creates (9 minutes when zero).
+	// IdleConnTimeout becomes the idle timeout of that transport's
+	// connections (9 minutes when zero).
 	IdleConnTimeout time.Duration
 
-	// Number of acknowledges from partition replicas required before receiving
-	// a response to a produce request. The default is -1, which means to wait for
-	// all replicas, and a value above 0 is required to indicate how many replicas
-	// should acknowledge a message to be considered successful.
+	// RequiredAcks, unlike Writer.RequiredAcks, means "all replicas" when
+	// zero; 1 asks for the leader only, -1 for all replicas.
 	RequiredAcks int
 
-	// Setting this flag to true causes the WriteMessages method to never block.
-	// It also means that errors are ignored since the caller will not receive
-	// the returned value. Use this only if you don't care about guarantees of
-	// whether the messages were written to kafka.
+	// Async is copied to the Writer; see Writer.Async.
 	Async bool
 
-	// CompressionCodec set the codec to be used to compress Kafka messages.
+	// CompressionCodec, when set, picks the Writer's Compression.
 	CompressionCodec
 
-	// If not nil, specifies a logger used to report internal changes within the
-	// writer.
+	// Logger is copied to the Writer.
 	Logger Logger
 
-	// ErrorLogger is the logger used to report errors. If nil, the writer falls
-	// back to using Logger instead.
+	// ErrorLogger is copied to the Writer.
 	ErrorLogger Logger
 
-	// MaxBufferedBatches is copied to Writer.MaxBufferedBatches; see there.
+	// MaxBufferedBatches is copied to the Writer; see there.
 	MaxBufferedBatches int
 
-	// MaxBufferedBytes is copied to Writer.MaxBufferedBytes; see there.
+	// MaxBufferedBytes is copied to the Writer; see there.
 	MaxBufferedBytes int64
 }
 
-// Validate method validates WriterConfig properties.
+// Validate reports a configuration NewWriter cannot use.
 func (config *WriterConfig) Validate() error {
-	if len(config.Brokers) == 0 {
-		return errors.New("cannot create a kafka writer with an empty list of brokers")
+	if len(config.Brokers) > 0 {
+		return nil
 	}
-	return nil
+	return errors.New("cannot create a kafka writer with an empty list of brokers")
 }
 
-// NewWriter creates and returns a new Writer configured with config.
+// NewWriter builds a Writer, and a Transport of its own, from config. It
+// panics when config is not valid.
 //
-// DEPRECATED: Writer value can be instantiated and configured directly,
-// this function is retained for backward compatibility and will be removed
-// in version 1.0.
+// Deprecated: set the fields of a Writer directly instead.
 func NewWriter(config WriterConfig) *Writer {
 	if err := config.Validate(); err != nil {
 		panic(err)
@@ -135,12 +100,51 @@ func NewWriter(config WriterConfig) *Writer {
 	if d == nil {
 		d = DefaultDialer
 	}
-	balancer := config.Balancer
-	if balancer == nil {
-		balancer = &RoundRobin{}
-	}
 
 	stats := new(writerStats)
+	transport := &Transport{
+		Dial:        legacyDialFunc(d, stats),
+		SASL:        d.SASLMechanism,
+		TLS:         d.TLS,
+		ClientID:    d.ClientID,
+		IdleTimeout: positiveOr(config.IdleConnTimeout, 9*time.Minute),
+		MetadataTTL: positiveOr(config.RebalanceInterval, 15*time.Second),
+	}
+
+	w := &Writer{
+		Addr:      TCP(config.Brokers...),
+		Topic:     config.Topic,
+		Balancer:  config.Balancer,
+		Transport: transport,
+		transport: transport,
+		preStats:  stats,
+	}
+	if w.Balancer == nil {
+		w.Balancer = &RoundRobin{}
+	}
+	w.MaxAttempts = config.MaxAttempts
+	w.BatchSize, w.BatchBytes = config.BatchSize, int64(config.BatchBytes)
+	w.BatchTimeout = config.BatchTimeout
+	w.ReadTimeout, w.WriteTimeout = config.ReadTimeout, config.WriteTimeout
+	w.Async = config.Async
+	w.Logger, w.ErrorLogger = config.Logger, config.ErrorLogger
+	w.MaxBufferedBatches, w.MaxBufferedBytes = config.MaxBufferedBatches, config.MaxBufferedBytes
+
+	// NewWriter has always read 0 as "all replicas", unlike a Writer literal.
+	w.RequiredAcks = RequireAll
+	if config.RequiredAcks != 0 {
+		w.RequiredAcks = RequiredAcks(config.RequiredAcks)
+	}
+	if c := config.CompressionCodec; c != nil {
+		w.Compression = Compression(c.Code())
+	}
+	return w
+}
+
+// legacyDialFunc turns the connection settings of a Dialer into a dial
+// function for a Transport, counting dials in stats as writers made by
+// NewWriter always did.
+func legacyDialFunc(d *Dialer, stats *writerStats) func(context.Context, string, string) (net.Conn, error) {
 	netDialer := &net.Dialer{
 		Timeout:       d.Timeout,
 		Deadline:      d.Deadline,
@@ -156,10 +160,9 @@ func NewWriter(config WriterConfig) *Writer {
 	} else {
 		custom = d.Resolver
 	}
-	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		start := time.Now()
 		defer func() {
-			// Writers built here keep reporting dials, as they always did.
 			stats.dials.add(1)
 			stats.dialTime.observeSince(start)
 		}()
@@ -175,52 +178,6 @@ func NewWriter(config WriterConfig) *Writer {
 		}
 		return netDialer.DialContext(ctx, network, address)
 	}
-
-	idle := config.IdleConnTimeout
-	if idle == 0 {
-		idle = 9 * time.Minute
-	}
-	ttl := config.RebalanceInterval
-	if ttl == 0 {
-		ttl = 15 * time.Second
-	}
-	transport := &Transport{
-		Dial:        dial,
-		SASL:        d.SASLMechanism,
-		TLS:         d.TLS,
-		ClientID:    d.ClientID,
-		IdleTimeout: idle,
-		MetadataTTL: ttl,
-	}
-
-	w := &Writer{
-		Addr:               TCP(config.Brokers...),
-		Topic:              config.Topic,
-		MaxAttempts:        config.MaxAttempts,
-		BatchSize:          config.BatchSize,
-		Balancer:           balancer,
-		BatchBytes:         int64(config.BatchBytes),
-		BatchTimeout:       config.BatchTimeout,
-		ReadTimeout:        config.ReadTimeout,
-		WriteTimeout:       config.WriteTimeout,
-		RequiredAcks:       RequiredAcks(config.RequiredAcks),
-		Async:              config.Async,
-		Logger:             config.Logger,
-		ErrorLogger:        config.ErrorLogger,
-		Transport:          transport,
-		MaxBufferedBatches: config.MaxBufferedBatches,
-		MaxBufferedBytes:   config.MaxBufferedBytes,
-		transport:          transport,
-		preStats:           stats,
-	}
-	if config.RequiredAcks == 0 {
-		// NewWriter has always meant "all" by 0, unlike a Writer literal.
-		w.RequiredAcks = RequireAll
-	}
-	if config.CompressionCodec != nil {
-		w.Compression = Compression(config.CompressionCodec.Code())
-	}
-	return w
 }
 
 // resolveWith looks up the host of address ("host:port") with r, keeping

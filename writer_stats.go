@@ -6,42 +6,53 @@ import (
 	"time"
 )
 
-// WriterStats is a data structure returned by a call to Writer.Stats that
-// exposes details about the behavior of the writer.
+// WriterStats is a snapshot of a Writer's activity, returned by Stats.
 //
 // Counters and summaries cover the time since the previous call to Stats;
-// gauges are the values at the time of the call.
+// gauges are the values at the time of the call. The struct tags name the
+// metrics for reporting libraries that read them.
 type WriterStats struct {
+	// Produce requests sent (retries included), the messages and bytes
+	// they carried, and the attempts that failed.
 	Writes   int64 `metric:"kafka.writer.write.count"     type:"counter"`
 	Messages int64 `metric:"kafka.writer.message.count"   type:"counter"`
 	Bytes    int64 `metric:"kafka.writer.message.bytes"   type:"counter"`
 	Errors   int64 `metric:"kafka.writer.error.count"     type:"counter"`
 
+	// BatchTime: from a batch's first message to its first send.
+	// BatchQueueTime: from its first message until it was complete.
+	// WriteTime: duration of each produce request.
+	// WaitTime: throttling time the brokers asked for.
 	BatchTime      DurationStats `metric:"kafka.writer.batch.seconds"`
 	BatchQueueTime DurationStats `metric:"kafka.writer.batch.queue.seconds"`
 	WriteTime      DurationStats `metric:"kafka.writer.write.seconds"`
 	WaitTime       DurationStats `metric:"kafka.writer.wait.seconds"`
-	Retries        int64         `metric:"kafka.writer.retries.count" type:"counter"`
-	BatchSize      SummaryStats  `metric:"kafka.writer.batch.size"`
-	BatchBytes     SummaryStats  `metric:"kafka.writer.batch.bytes"`
 
+	// Retries counts the attempts after the first; BatchSize and
+	// BatchBytes summarize the batches sent.
+	Retries    int64        `metric:"kafka.writer.retries.count" type:"counter"`
+	BatchSize  SummaryStats `metric:"kafka.writer.batch.size"`
+	BatchBytes SummaryStats `metric:"kafka.writer.batch.bytes"`
+
+	// The configuration in effect, defaults applied.
 	MaxAttempts     int64         `metric:"kafka.writer.attempts.max"  type:"gauge"`
 	WriteBackoffMin time.Duration `metric:"kafka.writer.backoff.min"   type:"gauge"`
 	WriteBackoffMax time.Duration `metric:"kafka.writer.backoff.max"   type:"gauge"`
 	MaxBatchSize    int64         `metric:"kafka.writer.batch.max"     type:"gauge"`
 	BatchTimeout    time.Duration `metric:"kafka.writer.batch.timeout" type:"gauge"`
-	ReadTimeout     time.Duration `metric:"kafka.writer.read.timeout"  type:"gauge"`
-	WriteTimeout    time.Duration `metric:"kafka.writer.write.timeout" type:"gauge"`
-	RequiredAcks    int64         `metric:"kafka.writer.acks.required" type:"gauge"`
-	Async           bool          `metric:"kafka.writer.async"         type:"gauge"`
+	// Timeouts, acknowledgements and mode.
+	ReadTimeout  time.Duration `metric:"kafka.writer.read.timeout"  type:"gauge"`
+	WriteTimeout time.Duration `metric:"kafka.writer.write.timeout" type:"gauge"`
+	RequiredAcks int64         `metric:"kafka.writer.acks.required" type:"gauge"`
+	Async        bool          `metric:"kafka.writer.async"         type:"gauge"`
 
 	// Buffering, beyond upstream. BufferedBatches counts the batches that
 	// exist now (being filled, waiting, or being sent) and BufferedBytes the
 	// bytes of the messages accepted and not yet acknowledged or failed; both
 	// are kept whatever the limits, so that an unbounded writer's growth is
-	// visible too. BufferWaits counts the times a WriteMessages call had to
-	// wait for buffer space, and BufferWaitTime summarizes how long each of
-	// those waits took (including waits that ended with ctx or Close).
+	// visible too. BufferWaits counts the times a message had to wait for
+	// buffer space, and BufferWaitTime summarizes how long those waits took
+	// (including waits that ended with ctx or Close).
 	BufferedBatches    int64         `metric:"kafka.writer.buffer.batches"      type:"gauge"`
 	BufferedBytes      int64         `metric:"kafka.writer.buffer.bytes"        type:"gauge"`
 	BufferWaits        int64         `metric:"kafka.writer.buffer.wait.count"   type:"counter"`
@@ -51,14 +62,12 @@ type WriterStats struct {
 
 	Topic string `tag:"topic"`
 
-	// DEPRECATED: only reported, for backward compatibility, by writers
-	// created with NewWriter.
+	// Deprecated: only writers made by NewWriter count their dials.
 	Dials    int64         `metric:"kafka.writer.dial.count" type:"counter"`
 	DialTime DurationStats `metric:"kafka.writer.dial.seconds"`
 
-	// DEPRECATED: kept so that programs reading them still compile; they are
-	// always zero since the writer stopped owning connections and queues of
-	// messages.
+	// Deprecated: always zero. They described the internals of versions
+	// before 0.4 and stay so that programs reading them still compile.
 	Rebalances        int64
 	RebalanceInterval time.Duration
 	QueueLength       int64
@@ -150,52 +159,36 @@ func (s *writerSummary) durations() DurationStats {
 	}
 }
 
-// Stats returns a snapshot of the writer stats since the last time the method
-// was called, or since the writer was created if it is called for the first
-// time.
-//
-// A typical use of this method is to spawn a goroutine that will periodically
-// call Stats on a kafka writer and report the metrics to a stats collection
-// system. Stats never waits for buffer space or for in-flight requests.
+// Stats returns the writer's statistics since the previous call (or since
+// the writer was created), for periodic reporting. It never waits for
+// buffer space or for the network.
 func (w *Writer) Stats() WriterStats {
 	s := w.state().stats
-	maxBytes := w.MaxBufferedBytes
-	if maxBytes < 0 {
-		maxBytes = 0
-	}
-	maxBatches := int64(w.MaxBufferedBatches)
-	if maxBatches < 0 {
-		maxBatches = 0
-	}
-	return WriterStats{
-		Dials:              s.dials.take(),
-		Writes:             s.writes.take(),
-		Messages:           s.messages.take(),
-		Bytes:              s.bytes.take(),
-		Errors:             s.errors.take(),
-		Retries:            s.retries.take(),
-		DialTime:           s.dialTime.durations(),
-		BatchTime:          s.batchTime.durations(),
-		BatchQueueTime:     s.batchQueueTime.durations(),
-		WriteTime:          s.writeTime.durations(),
-		WaitTime:           s.waitTime.durations(),
-		BatchSize:          s.batchSize.summary(),
-		BatchBytes:         s.batchBytes.summary(),
-		BufferedBatches:    s.bufferedBatches.Load(),
-		BufferedBytes:      s.bufferedBytes.Load(),
-		BufferWaits:        s.bufferWaits.take(),
-		BufferWaitTime:     s.bufferWaitTime.durations(),
-		MaxBufferedBatches: maxBatches,
-		MaxBufferedBytes:   maxBytes,
-		MaxAttempts:        int64(w.maxAttempts()),
-		WriteBackoffMin:    w.writeBackoffMin(),
-		WriteBackoffMax:    w.writeBackoffMax(),
-		MaxBatchSize:       int64(w.batchSize()),
-		BatchTimeout:       w.batchTimeout(),
-		ReadTimeout:        w.readTimeout(),
-		WriteTimeout:       w.writeTimeout(),
-		RequiredAcks:       int64(w.RequiredAcks),
-		Async:              w.Async,
-		Topic:              w.Topic,
-	}
+	var out WriterStats
+
+	// Configuration.
+	out.Topic = w.Topic
+	out.Async = w.Async
+	out.RequiredAcks = int64(w.RequiredAcks)
+	out.MaxAttempts = int64(w.maxAttempts())
+	out.MaxBatchSize = int64(w.batchSize())
+	out.WriteBackoffMin, out.WriteBackoffMax = w.writeBackoffMin(), w.writeBackoffMax()
+	out.BatchTimeout = w.batchTimeout()
+	out.ReadTimeout, out.WriteTimeout = w.readTimeout(), w.writeTimeout()
+	out.MaxBufferedBatches = int64(positiveOr(w.MaxBufferedBatches, 0))
+	out.MaxBufferedBytes = positiveOr(w.MaxBufferedBytes, 0)
+
+	// Counters and summaries, reset by this call.
+	out.Dials, out.DialTime = s.dials.take(), s.dialTime.durations()
+	out.Writes, out.Messages, out.Bytes = s.writes.take(), s.messages.take(), s.bytes.take()
+	out.Errors, out.Retries = s.errors.take(), s.retries.take()
+	out.BatchTime, out.BatchQueueTime = s.batchTime.durations(), s.batchQueueTime.durations()
+	out.WriteTime, out.WaitTime = s.writeTime.durations(), s.waitTime.durations()
+	out.BatchSize, out.BatchBytes = s.batchSize.summary(), s.batchBytes.summary()
+	out.BufferWaits, out.BufferWaitTime = s.bufferWaits.take(), s.bufferWaitTime.durations()
+
+	// Gauges.
+	out.BufferedBatches = s.bufferedBatches.Load()
+	out.BufferedBytes = s.bufferedBytes.Load()
+	return out
 }
