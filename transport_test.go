@@ -1138,3 +1138,21 @@ func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 		t.Fatalf("%d produce requests reached the brokers, want %d", got, workers*each)
 	}
 }
+
+func TestTransportContextEndUnblocksMetadataWaiters(t *testing.T) {
+	fc := newFakeCluster(t, 1)
+	fc.metaHold = make(chan struct{})
+	defer close(fc.metaHold)
+	tctx, stop := context.WithCancel(context.Background())
+	tr := &Transport{Context: tctx}
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.RoundTrip(context.Background(), fc.addr(), produceRequest(0, -1))
+		done <- err
+	}()
+	waitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) == 1 })
+	stop()
+	if err := <-done; err == nil {
+		t.Fatal("request succeeded after the transport's context ended")
+	}
+}
