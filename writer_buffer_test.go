@@ -40,21 +40,22 @@ func startProducer(w *Writer, key string, from, to int) *producer {
 // then the writer blocks; releasing the broker lets everything through, in
 // order.
 func TestWriterMaxBufferedBatchesExactBound(t *testing.T) {
-	for _, n := range []int{1, 2, 5} {
-		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+	for _, c := range []struct{ n, batchSize int }{{1, 1}, {2, 1}, {5, 1}, {1, 3}, {4, 2}} {
+		n, batchSize := c.n, c.batchSize
+		t.Run(fmt.Sprintf("N=%d/BatchSize=%d", n, batchSize), func(t *testing.T) {
 			stub := newStubBroker(map[string]int{"t": 1})
 			tp := topicPartition{"t", 0}
 			stub.block()
 			w := &Writer{
-				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
-				MaxBufferedBatches: n, RequiredAcks: RequireOne,
+				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: batchSize, Async: true,
+				BatchTimeout: time.Hour, MaxBufferedBatches: n, RequiredAcks: RequireOne,
 			}
 			defer shutdown(w, stub)
 			p := startProducer(w, "p0", 0, 50)
 
 			eventually(t, "producer blocked on a slot", func() bool { return slotWaiters(w, tp) == 1 })
-			if got := p.accepted.Load(); got != int64(n+2) {
-				t.Fatalf("accepted %d messages before blocking, want %d", got, n+2)
+			if got, want := p.accepted.Load(), int64((n+2)*batchSize); got != want {
+				t.Fatalf("accepted %d messages before blocking, want %d", got, want)
 			}
 			pw := partitionWriterOf(w, tp)
 			queued, alive := pw.bufferState()

@@ -133,6 +133,11 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 		pw.mu.Unlock()
 		return b, nil
 	}
+	if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
+		// Full for this message: send it on now rather than at its timeout,
+		// whether or not the message then has to wait.
+		pw.closeCurrentLocked()
+	}
 	// Nobody in line: go straight in if the space is there.
 	if len(pw.pending) == 0 && (bytes == nil || bytes.TryAcquire(size)) {
 		switch {
