@@ -30,8 +30,9 @@ const (
 	// to zero: fields whose spec default is not zero, so that kmsg (as the
 	// Java broker) writes them, a zero being a real value for them.
 	fillZeroTags
-	// fillEmpty makes every array, byte sequence and record set empty but
-	// not null, and leaves the rest at the spec's defaults.
+	// fillEmpty makes the message's arrays and byte sequences empty but not
+	// null (so no nested struct is reached), and leaves the rest at the
+	// spec's defaults.
 	fillEmpty
 	// fillEmptyLeaves gives arrays of structs one element (with the spec's
 	// defaults) and makes every other array, byte sequence and record set
@@ -83,7 +84,8 @@ var recordsFields = map[reflect.Type]string{
 
 // taggedSince gives the first version of kmsg's tagged fields that appear
 // after the first flexible version of their message (from the spec's
-// taggedVersions). kmsg writes a tagged field at every flexible version as
+// taggedVersions; HighWatermark comes from a spec newer than ours). kmsg
+// writes a tagged field at every flexible version as
 // soon as it differs from its default, where the spec and the Java broker
 // (and our codec) only know it from this version on: the filler leaves
 // these fields at their defaults below it.
