@@ -233,8 +233,8 @@ type topicPartition struct {
 // duplicates. The other entries are those of messages that were accepted: in
 // asynchronous mode they are nil (the messages are delivered as usual and
 // Completion reports them); in synchronous mode they are nil when the
-// message was written, the write error when it failed, or Err when the
-// outcome was still unknown when the call returned (the write may still
+// message was written, the write error when it failed, or ctx.Err() when
+// the outcome was still unknown when the call returned (the write may still
 // land).
 //
 // errors.Is(err, context.Canceled), errors.Is(err, io.ErrClosedPipe), ...
@@ -313,15 +313,13 @@ func (w *Writer) partitionWriter(key topicPartition) *partitionWriter {
 	return pw
 }
 
-// Close flushes pending writes, and waits for all writes to complete before
-// returning. Calling Close also prevents new writes from being submitted to
-// the writer, further calls to WriteMessages and the like will fail with
-// io.ErrClosedPipe.
-//
-// Calls waiting for buffer space are woken up: the messages they had not got
-// accepted fail with io.ErrClosedPipe (see NotAcceptedError). Everything
-// already accepted is sent (or fails after its retries) before Close
-// returns, and no goroutine of the Writer is left running.
+// Close shuts the writer down. From the moment it is called, WriteMessages
+// and Flush fail with io.ErrClosedPipe, and the calls waiting for buffer
+// space wake up: their messages not yet accepted fail with io.ErrClosedPipe
+// (see NotAcceptedError). The batches being filled are sent without waiting
+// for BatchTimeout, and Close returns once everything accepted has been
+// written or has failed (Completion calls included) and every goroutine of
+// the writer has exited.
 func (w *Writer) Close() error {
 	st := w.state()
 
