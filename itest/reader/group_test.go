@@ -310,3 +310,39 @@ func TestGroupReadersShareAndRebalance(t *testing.T) {
 	}
 	checkNoGoroutines(t)
 }
+
+// With WatchPartitionChanges, partitions added to the topic are picked up
+// by a rebalance and read.
+func TestGroupReaderWatchesPartitionChanges(t *testing.T) {
+	const topic, group = "growing", "growing-group"
+	addrs, _ := startCluster(t, topic, 1)
+	producer := newProducer(t, addrs)
+	ctx := ctxTimeout(t, 60*time.Second)
+
+	r := groupReader(addrs, group, topic, func(c *kafka.ReaderConfig) {
+		c.WatchPartitionChanges = true
+		c.PartitionWatchInterval = 100 * time.Millisecond
+	})
+	defer r.Close()
+	produce(t, producer, topic, 1, 1)
+	if m, err := r.ReadMessage(ctx); err != nil || m.Partition != 0 {
+		t.Fatalf("first message: %+v %v", m, err)
+	}
+
+	req := kmsg.NewPtrCreatePartitionsRequest()
+	rt := kmsg.NewCreatePartitionsRequestTopic()
+	rt.Topic, rt.Count = topic, 3
+	req.Topics = append(req.Topics, rt)
+	res, err := req.RequestWith(ctx, producer)
+	if err != nil || res.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create partitions: %v %+v", err, res)
+	}
+	// A new client, which sees the new partitions.
+	if err := newProducer(t, addrs).ProduceSync(ctx, record(topic, 2, 0)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.ReadMessage(ctx)
+	if err != nil || m.Partition != 2 || string(m.Key) != "p2-0" {
+		t.Fatalf("message of the new partition: %+v %v", m, err)
+	}
+}

@@ -154,6 +154,7 @@ func TestConsumerGroupWithFranzGoMember(t *testing.T) {
 				if st := describeGroup(ctx, t, admin, group, topic); len(st.members) != 0 {
 					t.Fatalf("members left after Close: %+v", st)
 				}
+				checkNoGoroutines(t)
 			})
 		}
 	}

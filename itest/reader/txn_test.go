@@ -80,6 +80,7 @@ func TestReaderIsolationLevel(t *testing.T) {
 	if got := fmt.Sprint(all); got != "[a0 a1 a2 a3 a4 b0 b1 b2 b3 b4 plain c0 c1 c2 c3 c4 d0 d1 d2 d3 d4 end]" {
 		t.Fatalf("read uncommitted: %s", got)
 	}
+	checkNoGoroutines(t)
 }
 
 // Deleting the topic being read makes FetchMessage return an error instead
