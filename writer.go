@@ -420,17 +420,16 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	if st.bytes != nil && st.bytes.Limit() < limit {
 		limit = st.bytes.Limit()
 	}
-	sizes := make([]int64, len(msgs))
 	for i := range msgs {
-		sizes[i] = int64(msgs[i].totalSize())
-		if sizes[i] > limit {
+		if int64(msgs[i].totalSize()) > limit {
 			// As in earlier versions, the whole call fails: the program is
 			// expected to drop the message and retry with Remaining.
 			return messageTooLarge(msgs, i)
 		}
 	}
 
-	groups, err := w.assign(ctx, msgs)
+	var groupBuf [4]partitionGroup
+	groups, err := w.assign(ctx, msgs, groupBuf[:0])
 	if err != nil {
 		return err
 	}
@@ -439,21 +438,21 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	if !w.Async {
 		batches = make(map[*writeBatch][]int32)
 	}
-	acc := acceptor{w: w, st: st, msgs: msgs, sizes: sizes, batches: batches}
+	acc := acceptor{w: w, msgs: msgs, batches: batches}
 
 	// First pass: take what fits now in every partition, so that a full
 	// partition does not hold up the others. Second pass: wait, partition
 	// after partition, for the rest.
 	var refusal error
-	for _, g := range groups {
-		if err := acc.acceptGroup(ctx, g, false); err != nil && err != errWouldBlock {
+	for i := range groups {
+		if err := acc.acceptGroup(ctx, &groups[i], false); err != nil && err != errWouldBlock {
 			refusal = err
 			break
 		}
 	}
 	if refusal == nil {
-		for _, g := range groups {
-			if g.next < len(g.indexes) {
+		for i := range groups {
+			if g := &groups[i]; g.next < len(g.indexes) {
 				if err := acc.acceptGroup(ctx, g, true); err != nil {
 					refusal = err
 					break
@@ -526,37 +525,82 @@ type partitionGroup struct {
 	key     topicPartition
 	indexes []int32
 	next    int
+	// shared says indexes is a prefix of identityIndexes, which must then
+	// be copied before anything is appended.
+	shared bool
+}
+
+// identityIndexes serves the common case of a call whose first messages all
+// go to one partition (a single message, say) without allocating: their
+// indexes are 0, 1, 2, ... It is never written to.
+var identityIndexes = func() []int32 {
+	ids := make([]int32, 256)
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	return ids
+}()
+
+func (g *partitionGroup) add(i int32) {
+	if g.shared {
+		if int(i) == len(g.indexes) && int(i) < len(identityIndexes) {
+			g.indexes = identityIndexes[: i+1 : i+1]
+			return
+		}
+		g.indexes = append(make([]int32, 0, 2*len(g.indexes)+4), g.indexes...)
+		g.shared = false
+	}
+	g.indexes = append(g.indexes, i)
 }
 
 // assign picks the partition of every message, grouping them by partition
-// in order of first appearance.
-func (w *Writer) assign(ctx context.Context, msgs []Message) ([]*partitionGroup, error) {
+// in order of first appearance; groups are appended to buf.
+func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGroup) ([]partitionGroup, error) {
 	balancer := w.balancer()
-	var groups []*partitionGroup
-	byKey := make(map[topicPartition]*partitionGroup)
-	counts := make(map[string]int)
+	groups := buf[:0]
+	var byKey map[topicPartition]int // only for calls spanning many partitions
+	lastTopic, lastCount := "", 0
 
 	for i := range msgs {
 		topic, err := w.chooseTopic(msgs[i])
 		if err != nil {
 			return nil, err
 		}
-		n, ok := counts[topic]
-		if !ok {
-			if n, err = w.partitions(ctx, topic); err != nil {
+		if topic != lastTopic || lastCount == 0 {
+			if lastCount, err = w.partitions(ctx, topic); err != nil {
 				return nil, err
 			}
-			counts[topic] = n
+			lastTopic = topic
 		}
-		p := balancer.Balance(msgs[i], partitionList(n)...)
+		p := balancer.Balance(msgs[i], partitionList(lastCount)...)
 		key := topicPartition{topic: topic, partition: int32(p)}
-		g := byKey[key]
-		if g == nil {
-			g = &partitionGroup{key: key}
-			byKey[key] = g
-			groups = append(groups, g)
+
+		gi := -1
+		if byKey != nil {
+			if j, ok := byKey[key]; ok {
+				gi = j
+			}
+		} else {
+			for j := range groups {
+				if groups[j].key == key {
+					gi = j
+					break
+				}
+			}
 		}
-		g.indexes = append(g.indexes, int32(i))
+		if gi < 0 {
+			gi = len(groups)
+			groups = append(groups, partitionGroup{key: key, shared: true, indexes: identityIndexes[:0:0]})
+			if byKey == nil && len(groups) > 8 {
+				byKey = make(map[topicPartition]int, 2*len(groups))
+				for j := range groups {
+					byKey[groups[j].key] = j
+				}
+			} else if byKey != nil {
+				byKey[key] = gi
+			}
+		}
+		groups[gi].add(int32(i))
 	}
 	return groups, nil
 }
@@ -564,9 +608,7 @@ func (w *Writer) assign(ctx context.Context, msgs []Message) ([]*partitionGroup,
 // acceptor moves the messages of one WriteMessages call into batches.
 type acceptor struct {
 	w       *Writer
-	st      *writerState
 	msgs    []Message
-	sizes   []int64
 	batches map[*writeBatch][]int32 // nil in async mode
 }
 
@@ -595,7 +637,8 @@ func (a *acceptor) acceptGroup(ctx context.Context, g *partitionGroup, block boo
 
 // acceptOne hands msgs[i] to its partition writer.
 func (a *acceptor) acceptOne(ctx context.Context, pw *partitionWriter, i int32, block bool) (*writeBatch, error) {
-	return pw.add(ctx, &a.msgs[i], a.sizes[i], block)
+	m := &a.msgs[i]
+	return pw.add(ctx, m, int64(m.totalSize()), block)
 }
 
 func (w *Writer) chooseTopic(msg Message) (string, error) {
@@ -639,37 +682,37 @@ const (
 	defaultWriterWriteTimeout = 10 * time.Second
 )
 
-func positiveOr[T int | int64 | time.Duration](v, fallback T) T {
+func writerDefault[T int | int64 | time.Duration](v, fallback T) T {
 	if v <= 0 {
 		return fallback
 	}
 	return v
 }
 
-func (w *Writer) maxAttempts() int { return positiveOr(w.MaxAttempts, defaultWriterMaxAttempts) }
+func (w *Writer) maxAttempts() int { return writerDefault(w.MaxAttempts, defaultWriterMaxAttempts) }
 
 func (w *Writer) writeBackoffMin() time.Duration {
-	return positiveOr(w.WriteBackoffMin, defaultWriterBackoffMin)
+	return writerDefault(w.WriteBackoffMin, defaultWriterBackoffMin)
 }
 
 func (w *Writer) writeBackoffMax() time.Duration {
-	return positiveOr(w.WriteBackoffMax, defaultWriterBackoffMax)
+	return writerDefault(w.WriteBackoffMax, defaultWriterBackoffMax)
 }
 
-func (w *Writer) batchSize() int { return positiveOr(w.BatchSize, defaultWriterBatchSize) }
+func (w *Writer) batchSize() int { return writerDefault(w.BatchSize, defaultWriterBatchSize) }
 
-func (w *Writer) batchBytes() int64 { return positiveOr(w.BatchBytes, defaultWriterBatchBytes) }
+func (w *Writer) batchBytes() int64 { return writerDefault(w.BatchBytes, defaultWriterBatchBytes) }
 
 func (w *Writer) batchTimeout() time.Duration {
-	return positiveOr(w.BatchTimeout, defaultWriterBatchTimeout)
+	return writerDefault(w.BatchTimeout, defaultWriterBatchTimeout)
 }
 
 func (w *Writer) readTimeout() time.Duration {
-	return positiveOr(w.ReadTimeout, defaultWriterReadTimeout)
+	return writerDefault(w.ReadTimeout, defaultWriterReadTimeout)
 }
 
 func (w *Writer) writeTimeout() time.Duration {
-	return positiveOr(w.WriteTimeout, defaultWriterWriteTimeout)
+	return writerDefault(w.WriteTimeout, defaultWriterWriteTimeout)
 }
 
 func (w *Writer) logf(format string, args ...interface{}) {

@@ -107,8 +107,8 @@ func NewWriter(config WriterConfig) *Writer {
 		SASL:        d.SASLMechanism,
 		TLS:         d.TLS,
 		ClientID:    d.ClientID,
-		IdleTimeout: positiveOr(config.IdleConnTimeout, 9*time.Minute),
-		MetadataTTL: positiveOr(config.RebalanceInterval, 15*time.Second),
+		IdleTimeout: writerDefault(config.IdleConnTimeout, 9*time.Minute),
+		MetadataTTL: writerDefault(config.RebalanceInterval, 15*time.Second),
 	}
 
 	w := &Writer{

@@ -175,8 +175,8 @@ func (w *Writer) Stats() WriterStats {
 	out.WriteBackoffMin, out.WriteBackoffMax = w.writeBackoffMin(), w.writeBackoffMax()
 	out.BatchTimeout = w.batchTimeout()
 	out.ReadTimeout, out.WriteTimeout = w.readTimeout(), w.writeTimeout()
-	out.MaxBufferedBatches = int64(positiveOr(w.MaxBufferedBatches, 0))
-	out.MaxBufferedBytes = positiveOr(w.MaxBufferedBytes, 0)
+	out.MaxBufferedBatches = int64(writerDefault(w.MaxBufferedBatches, 0))
+	out.MaxBufferedBytes = writerDefault(w.MaxBufferedBytes, 0)
 
 	// Counters and summaries, reset by this call.
 	out.Dials, out.DialTime = s.dials.take(), s.dialTime.durations()
