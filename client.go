@@ -77,18 +77,23 @@ func (c *Client) ConsumerOffsets(ctx context.Context, tg TopicAndGroup) (map[int
 }
 
 func (c *Client) roundTrip(ctx context.Context, addr net.Addr, msg protocol.Message) (protocol.Message, error) {
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
 	if addr == nil {
 		addr = c.Addr
 	}
 	if addr == nil {
 		return nil, errors.New("no address was given for the kafka cluster in the request or on the client")
 	}
-	return c.transport().RoundTrip(ctx, addr, msg)
+	if c.Timeout <= 0 {
+		return c.transport().RoundTrip(ctx, addr, msg)
+	}
+	limited, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	return c.transport().RoundTrip(limited, addr, msg)
+}
+
+// clientError tells which Client method a failure comes from.
+func clientError(method string, err error) error {
+	return fmt.Errorf("kafka.(*Client).%s: %w", method, err)
 }
 
 func (c *Client) transport() RoundTripper {

@@ -297,3 +297,31 @@ func TestClientConsumerOffsets(t *testing.T) {
 		t.Fatalf("offsets %v, want map[0:100 1:101]", offsets)
 	}
 }
+
+func TestRequiredAcksText(t *testing.T) {
+	for _, acks := range []RequiredAcks{RequireNone, RequireOne, RequireAll} {
+		text, err := acks.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got RequiredAcks
+		if err := got.UnmarshalText(text); err != nil || got != acks {
+			t.Fatalf("%q decoded as %v, %v", text, got, err)
+		}
+	}
+	if RequiredAcks(5).String() != "unknown" {
+		t.Fatalf("RequiredAcks(5) = %q", RequiredAcks(5).String())
+	}
+	for in, want := range map[string]RequiredAcks{"0": RequireNone, "1": RequireOne, "-1": RequireAll} {
+		var got RequiredAcks
+		if err := got.UnmarshalText([]byte(in)); err != nil || got != want {
+			t.Fatalf("%q decoded as %v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"2", "some", ""} {
+		var got RequiredAcks
+		if err := got.UnmarshalText([]byte(in)); err == nil {
+			t.Fatalf("%q was accepted as %v", in, got)
+		}
+	}
+}

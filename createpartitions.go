@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"time"
 
@@ -32,28 +31,24 @@ type CreatePartitionsResponse struct {
 
 // CreatePartitions adds partitions to topics.
 func (c *Client) CreatePartitions(ctx context.Context, req *CreatePartitionsRequest) (*CreatePartitionsResponse, error) {
-	topics := make([]createpartitions.RequestTopic, len(req.Topics))
-	for i := range req.Topics {
-		t := &req.Topics[i]
-		topics[i] = createpartitions.RequestTopic{Name: t.Name, Count: t.Count, Assignments: t.assignments()}
-	}
-	m, err := c.roundTrip(ctx, req.Addr, &createpartitions.Request{
-		Topics:       topics,
+	msg := &createpartitions.Request{
 		TimeoutMs:    c.timeoutMs(ctx, defaultCreatePartitionsTimeout),
 		ValidateOnly: req.ValidateOnly,
-	})
+	}
+	for i := range req.Topics {
+		t := &req.Topics[i]
+		msg.Topics = append(msg.Topics, createpartitions.RequestTopic{Name: t.Name, Count: t.Count, Assignments: t.assignments()})
+	}
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).CreatePartitions: %w", err)
+		return nil, clientError("CreatePartitions", err)
 	}
 	res := m.(*createpartitions.Response)
-	ret := &CreatePartitionsResponse{
-		Throttle: makeDuration(res.ThrottleTimeMs),
-		Errors:   make(map[string]error, len(res.Results)),
-	}
+	errs := make(map[string]error, len(res.Results))
 	for _, r := range res.Results {
-		ret.Errors[r.Name] = makeError(r.ErrorCode, r.ErrorMessage)
+		errs[r.Name] = makeError(r.ErrorCode, r.ErrorMessage)
 	}
-	return ret, nil
+	return &CreatePartitionsResponse{Throttle: makeDuration(res.ThrottleTimeMs), Errors: errs}, nil
 }
 
 // TopicPartitionsConfig describes the partitions a topic should have.
@@ -69,14 +64,11 @@ type TopicPartitionsConfig struct {
 }
 
 func (t *TopicPartitionsConfig) assignments() []createpartitions.RequestAssignment {
-	if len(t.TopicPartitionAssignments) == 0 {
-		return nil
+	var out []createpartitions.RequestAssignment
+	for _, a := range t.TopicPartitionAssignments {
+		out = append(out, createpartitions.RequestAssignment{BrokerIDs: a.BrokerIDs})
 	}
-	out := make([]createpartitions.RequestAssignment, len(t.TopicPartitionAssignments))
-	for i, a := range t.TopicPartitionAssignments {
-		out[i] = createpartitions.RequestAssignment{BrokerIDs: a.BrokerIDs}
-	}
-	return out
+	return out // nil when there are none: the broker places the partitions
 }
 
 // TopicPartitionAssignment lists the brokers of one new partition.

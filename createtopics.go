@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"time"
 
@@ -35,34 +34,24 @@ type CreateTopicsResponse struct {
 // CreateTopics creates topics. When it returns, the topics created are
 // known to the transport's metadata (or the context ended first).
 func (c *Client) CreateTopics(ctx context.Context, req *CreateTopicsRequest) (*CreateTopicsResponse, error) {
-	topics := make([]createtopics.RequestTopic, len(req.Topics))
-	for i := range req.Topics {
-		t := &req.Topics[i]
-		topics[i] = createtopics.RequestTopic{
-			Name:              t.Topic,
-			NumPartitions:     int32(t.NumPartitions),
-			ReplicationFactor: int16(t.ReplicationFactor),
-			Assignments:       t.assignments(),
-			Configs:           t.configs(),
-		}
-	}
-	m, err := c.roundTrip(ctx, req.Addr, &createtopics.Request{
-		Topics:       topics,
+	msg := &createtopics.Request{
 		TimeoutMs:    c.timeoutMs(ctx, defaultCreateTopicsTimeout),
 		ValidateOnly: req.ValidateOnly,
-	})
+		Topics:       make([]createtopics.RequestTopic, 0, len(req.Topics)),
+	}
+	for i := range req.Topics {
+		msg.Topics = append(msg.Topics, req.Topics[i].requestTopic())
+	}
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).CreateTopics: %w", err)
+		return nil, clientError("CreateTopics", err)
 	}
 	res := m.(*createtopics.Response)
-	ret := &CreateTopicsResponse{
-		Throttle: makeDuration(res.ThrottleTimeMs),
-		Errors:   make(map[string]error, len(res.Topics)),
+	errs := make(map[string]error, len(res.Topics))
+	for _, topic := range res.Topics {
+		errs[topic.Name] = makeError(topic.ErrorCode, topic.ErrorMessage)
 	}
-	for _, t := range res.Topics {
-		ret.Errors[t.Name] = makeError(t.ErrorCode, t.ErrorMessage)
-	}
-	return ret, nil
+	return &CreateTopicsResponse{Throttle: makeDuration(res.ThrottleTimeMs), Errors: errs}, nil
 }
 
 // ConfigEntry is one configuration setting of a topic.
@@ -109,6 +98,12 @@ type TopicConfig struct {
 
 	// ConfigEntries are the topic's configuration settings.
 	ConfigEntries []ConfigEntry
+}
+
+func (t *TopicConfig) requestTopic() createtopics.RequestTopic {
+	rt := createtopics.RequestTopic{Name: t.Topic, Assignments: t.assignments(), Configs: t.configs()}
+	rt.NumPartitions, rt.ReplicationFactor = int32(t.NumPartitions), int16(t.ReplicationFactor)
+	return rt
 }
 
 func (t *TopicConfig) assignments() []createtopics.RequestAssignment {

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"time"
 
@@ -31,23 +30,17 @@ type DeleteTopicsResponse struct {
 // DeleteTopics deletes topics.
 func (c *Client) DeleteTopics(ctx context.Context, req *DeleteTopicsRequest) (*DeleteTopicsResponse, error) {
 	m, err := c.roundTrip(ctx, req.Addr, &deletetopics.Request{
-		TopicNames: req.Topics,
 		TimeoutMs:  c.timeoutMs(ctx, defaultDeleteTopicsTimeout),
+		TopicNames: req.Topics,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).DeleteTopics: %w", err)
+		return nil, clientError("DeleteTopics", err)
 	}
 	res := m.(*deletetopics.Response)
-	ret := &DeleteTopicsResponse{
-		Throttle: makeDuration(res.ThrottleTimeMs),
-		Errors:   make(map[string]error, len(res.Responses)),
+	errs := make(map[string]error, len(res.Responses))
+	for _, topic := range res.Responses {
+		// Only the code: the original client drops the broker's message.
+		errs[topic.Name] = makeError(topic.ErrorCode, "")
 	}
-	for _, t := range res.Responses {
-		if t.ErrorCode == 0 {
-			ret.Errors[t.Name] = nil
-		} else {
-			ret.Errors[t.Name] = Error(t.ErrorCode)
-		}
-	}
-	return ret, nil
+	return &DeleteTopicsResponse{Throttle: makeDuration(res.ThrottleTimeMs), Errors: errs}, nil
 }

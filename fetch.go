@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net"
 	"time"
@@ -58,92 +57,83 @@ type FetchResponse struct {
 
 // Fetch reads records of a partition.
 func (c *Client) Fetch(ctx context.Context, req *FetchRequest) (*FetchResponse, error) {
-	wait := req.maxWait()
-	if limit := c.timeout(ctx, math.MaxInt64); limit < wait {
-		wait = limit
-	}
-
-	offset := req.Offset
-	if offset == firstOffsetTimestamp || offset == lastOffsetTimestamp {
-		r, err := c.ListOffsets(ctx, &ListOffsetsRequest{
-			Addr: req.Addr,
-			Topics: map[string][]OffsetRequest{
-				req.Topic: {{Partition: req.Partition, Timestamp: offset}},
-			},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("kafka.(*Client).Fetch: %w", err)
-		}
-		for _, p := range r.Topics[req.Topic] {
-			if p.Partition != req.Partition {
-				continue
-			}
-			if p.Error != nil {
-				return nil, fmt.Errorf("kafka.(*Client).Fetch: %w", p.Error)
-			}
-			if offset == firstOffsetTimestamp {
-				offset = p.FirstOffset
-			} else {
-				offset = p.LastOffset
-			}
-			break
-		}
-	}
-
-	m, err := c.roundTrip(ctx, req.Addr, &fetchAPI.Request{
-		ReplicaID:      -1,
-		MaxWaitTime:    milliseconds(wait),
-		MinBytes:       int32(req.MinBytes),
-		MaxBytes:       int32(req.MaxBytes),
-		IsolationLevel: int8(req.IsolationLevel),
-		SessionID:      -1,
-		SessionEpoch:   -1,
-		Topics: []fetchAPI.RequestTopic{{
-			Topic: req.Topic,
-			Partitions: []fetchAPI.RequestPartition{{
-				Partition:          int32(req.Partition),
-				CurrentLeaderEpoch: -1,
-				FetchOffset:        offset,
-				LogStartOffset:     -1,
-				PartitionMaxBytes:  int32(req.MaxBytes),
-			}},
-		}},
-	})
+	offset, err := c.resolveFetchOffset(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).Fetch: %w", err)
+		return nil, clientError("Fetch", err)
 	}
+	// The broker may hold the request for MaxWait, but no longer than the
+	// client's own time budget allows.
+	wait := min(durationOrDefault(req.MaxWait, defaultMaxWait), c.timeout(ctx, math.MaxInt64))
 
+	part := fetchAPI.RequestPartition{
+		Partition:          int32(req.Partition),
+		FetchOffset:        offset,
+		PartitionMaxBytes:  int32(req.MaxBytes),
+		CurrentLeaderEpoch: -1, // unknown
+		LogStartOffset:     -1, // only followers send it
+	}
+	msg := &fetchAPI.Request{ReplicaID: -1, SessionID: -1, SessionEpoch: -1}
+	msg.MaxWaitTime = milliseconds(wait)
+	msg.MinBytes, msg.MaxBytes = int32(req.MinBytes), int32(req.MaxBytes)
+	msg.IsolationLevel = int8(req.IsolationLevel)
+	msg.Topics = []fetchAPI.RequestTopic{{Topic: req.Topic, Partitions: []fetchAPI.RequestPartition{part}}}
+
+	m, err := c.roundTrip(ctx, req.Addr, msg)
+	if err != nil {
+		return nil, clientError("Fetch", err)
+	}
 	res := m.(*fetchAPI.Response)
-	if len(res.Topics) == 0 {
-		return nil, fmt.Errorf("kafka.(*Client).Fetch: %w", protocol.ErrNoTopic)
+	switch {
+	case len(res.Topics) == 0:
+		return nil, clientError("Fetch", protocol.ErrNoTopic)
+	case len(res.Topics[0].Partitions) == 0:
+		return nil, clientError("Fetch", protocol.ErrNoPartition)
 	}
-	t := &res.Topics[0]
-	if len(t.Partitions) == 0 {
-		return nil, fmt.Errorf("kafka.(*Client).Fetch: %w", protocol.ErrNoPartition)
+	topic := &res.Topics[0]
+	p := &topic.Partitions[0]
+	code := p.ErrorCode
+	if code == 0 {
+		code = res.ErrorCode // a fetch session error, say
 	}
-	p := &t.Partitions[0]
-	ret := &FetchResponse{
-		Throttle:         makeDuration(res.ThrottleTimeMs),
-		Topic:            t.Topic,
-		Partition:        int(p.Partition),
-		Error:            makeError(res.ErrorCode, ""),
-		HighWatermark:    p.HighWatermark,
-		LastStableOffset: p.LastStableOffset,
-		LogStartOffset:   p.LogStartOffset,
-		Records:          p.RecordSet.Records,
+	out := &FetchResponse{
+		Topic:     topic.Topic,
+		Partition: int(p.Partition),
+		Throttle:  makeDuration(res.ThrottleTimeMs),
+		Error:     makeError(code, ""),
+		Records:   p.RecordSet.Records,
 	}
-	if p.ErrorCode != 0 {
-		ret.Error = makeError(p.ErrorCode, "")
+	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = p.HighWatermark, p.LastStableOffset, p.LogStartOffset
+	if out.Records == nil {
+		out.Records = NewRecordReader()
 	}
-	if ret.Records == nil {
-		ret.Records = NewRecordReader()
-	}
-	return ret, nil
+	return out, nil
 }
 
-func (req *FetchRequest) maxWait() time.Duration {
-	if req.MaxWait > 0 {
-		return req.MaxWait
+// resolveFetchOffset turns the FirstOffset and LastOffset placeholders into
+// actual offsets of the partition.
+func (c *Client) resolveFetchOffset(ctx context.Context, req *FetchRequest) (int64, error) {
+	if req.Offset != firstOffsetTimestamp && req.Offset != lastOffsetTimestamp {
+		return req.Offset, nil
 	}
-	return defaultMaxWait
+	r, err := c.ListOffsets(ctx, &ListOffsetsRequest{
+		Addr:   req.Addr,
+		Topics: map[string][]OffsetRequest{req.Topic: {{Partition: req.Partition, Timestamp: req.Offset}}},
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, po := range r.Topics[req.Topic] {
+		if po.Partition != req.Partition {
+			continue
+		}
+		if po.Error != nil {
+			return 0, po.Error
+		}
+		if req.Offset == firstOffsetTimestamp {
+			return po.FirstOffset, nil
+		}
+		return po.LastOffset, nil
+	}
+	// Not in the answer: fetch at the placeholder and let the broker say.
+	return req.Offset, nil
 }

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"time"
 
@@ -55,22 +54,19 @@ type FindCoordinatorResponse struct {
 
 // FindCoordinator looks up the coordinator of a group or a transaction.
 func (c *Client) FindCoordinator(ctx context.Context, req *FindCoordinatorRequest) (*FindCoordinatorResponse, error) {
-	m, err := c.roundTrip(ctx, req.Addr, &findcoordinator.Request{
-		Key:     req.Key,
-		KeyType: int8(req.KeyType),
-	})
+	msg := &findcoordinator.Request{KeyType: int8(req.KeyType), Key: req.Key}
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).FindCoordinator: %w", err)
+		return nil, clientError("FindCoordinator", err)
 	}
 	res := m.(*findcoordinator.Response)
-	coord, _ := res.Coordinator(req.Key)
-	return &FindCoordinatorResponse{
-		Coordinator: &FindCoordinatorResponseCoordinator{
-			NodeID: int(coord.NodeID),
-			Host:   coord.Host,
-			Port:   int(coord.Port),
-		},
-		Throttle: makeDuration(res.ThrottleTimeMs),
-		Error:    makeError(coord.ErrorCode, coord.ErrorMessage),
-	}, nil
+	// Either form of the answer (one coordinator up to v3, a list after).
+	found, _ := res.Coordinator(req.Key)
+	ret := &FindCoordinatorResponse{
+		Throttle:    makeDuration(res.ThrottleTimeMs),
+		Error:       makeError(found.ErrorCode, found.ErrorMessage),
+		Coordinator: new(FindCoordinatorResponseCoordinator),
+	}
+	ret.Coordinator.NodeID, ret.Coordinator.Host, ret.Coordinator.Port = int(found.NodeID), found.Host, int(found.Port)
+	return ret, nil
 }

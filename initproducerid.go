@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"time"
 
@@ -48,22 +47,18 @@ type InitProducerIDResponse struct {
 
 // InitProducerID obtains a producer ID.
 func (c *Client) InitProducerID(ctx context.Context, req *InitProducerIDRequest) (*InitProducerIDResponse, error) {
-	m, err := c.roundTrip(ctx, req.Addr, &initproducerid.Request{
-		TransactionalID:      req.TransactionalID,
-		TransactionTimeoutMs: int32(req.TransactionTimeoutMs),
-		ProducerID:           int64(req.ProducerID),
-		ProducerEpoch:        int16(req.ProducerEpoch),
-	})
+	msg := &initproducerid.Request{TransactionalID: req.TransactionalID}
+	msg.TransactionTimeoutMs = int32(req.TransactionTimeoutMs)
+	msg.ProducerID, msg.ProducerEpoch = int64(req.ProducerID), int16(req.ProducerEpoch)
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).InitProducerId: %w", err)
+		return nil, clientError("InitProducerId", err)
 	}
 	res := m.(*initproducerid.Response)
+	session := &ProducerSession{ProducerID: int(res.ProducerID), ProducerEpoch: int(res.ProducerEpoch)}
 	return &InitProducerIDResponse{
-		Producer: &ProducerSession{
-			ProducerID:    int(res.ProducerID),
-			ProducerEpoch: int(res.ProducerEpoch),
-		},
-		Throttle: makeDuration(res.ThrottleTimeMs),
 		Error:    makeError(res.ErrorCode, ""),
+		Throttle: makeDuration(res.ThrottleTimeMs),
+		Producer: session,
 	}, nil
 }

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"sort"
 	"time"
@@ -111,13 +110,11 @@ func (c *Client) ListOffsets(ctx context.Context, req *ListOffsetsRequest) (*Lis
 		topics = append(topics, listoffsets.RequestTopic{Topic: name, Partitions: parts})
 	}
 
-	m, err := c.roundTrip(ctx, req.Addr, &listoffsets.Request{
-		ReplicaID:      -1,
-		IsolationLevel: int8(req.IsolationLevel),
-		Topics:         topics,
-	})
+	msg := &listoffsets.Request{ReplicaID: -1, Topics: topics}
+	msg.IsolationLevel = int8(req.IsolationLevel)
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).ListOffsets: %w", err)
+		return nil, clientError("ListOffsets", err)
 	}
 	res := m.(*listoffsets.Response)
 

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"time"
 
@@ -41,16 +40,14 @@ type MetadataResponse struct {
 func (c *Client) Metadata(ctx context.Context, req *MetadataRequest) (*MetadataResponse, error) {
 	m, err := c.roundTrip(ctx, req.Addr, &metadataAPI.Request{TopicNames: req.Topics})
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).Metadata: %w", err)
+		return nil, clientError("Metadata", err)
 	}
 	res := m.(*metadataAPI.Response)
 
-	ret := &MetadataResponse{
-		Throttle:  makeDuration(res.ThrottleTimeMs),
-		ClusterID: res.ClusterID,
-		Brokers:   make([]Broker, len(res.Brokers)),
-		Topics:    make([]Topic, len(res.Topics)),
-	}
+	ret := new(MetadataResponse)
+	ret.ClusterID, ret.Throttle = res.ClusterID, makeDuration(res.ThrottleTimeMs)
+	ret.Brokers = make([]Broker, len(res.Brokers))
+	ret.Topics = make([]Topic, len(res.Topics))
 	byID := make(map[int32]Broker, len(res.Brokers))
 	for i, b := range res.Brokers {
 		broker := Broker{Host: b.Host, Port: int(b.Port), ID: int(b.NodeID), Rack: b.Rack}

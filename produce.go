@@ -24,14 +24,15 @@ const (
 	RequireAll  RequiredAcks = -1
 )
 
+var requiredAcksNames = map[RequiredAcks]string{
+	RequireNone: "none",
+	RequireOne:  "one",
+	RequireAll:  "all",
+}
+
 func (acks RequiredAcks) String() string {
-	switch acks {
-	case RequireNone:
-		return "none"
-	case RequireOne:
-		return "one"
-	case RequireAll:
-		return "all"
+	if name, ok := requiredAcksNames[acks]; ok {
+		return name
 	}
 	return "unknown"
 }
@@ -126,70 +127,64 @@ type ProduceResponse struct {
 func (c *Client) Produce(ctx context.Context, req *ProduceRequest) (*ProduceResponse, error) {
 	records, ok, err := peekRecords(req.Records)
 	if err != nil {
-		return nil, fmt.Errorf("kafka.(*Client).Produce: %w", err)
+		return nil, clientError("Produce", err)
 	}
 	if !ok {
 		// Nothing to send, and brokers reject empty record sets.
 		return new(ProduceResponse), nil
 	}
-	attrs := protocol.Attributes(req.Compression) & 7
-	m, err := c.roundTrip(ctx, req.Addr, &produceAPI.Request{
-		TransactionalID: req.TransactionalID,
-		Acks:            int16(req.RequiredAcks),
-		Timeout:         c.timeoutMs(ctx, defaultProduceTimeout),
-		Topics: []produceAPI.RequestTopic{{
-			Topic: req.Topic,
-			Partitions: []produceAPI.RequestPartition{{
-				Partition: int32(req.Partition),
-				// MessageVersion is not used: the format must match the
-				// Produce version, which is only known once connected.
-				RecordSet: protocol.RecordSet{
-					Attributes: attrs,
-					Records:    records,
-				},
-			}},
-		}},
-	})
+	// MessageVersion is not used: the format must match the Produce
+	// version, which is only known once connected.
+	part := produceAPI.RequestPartition{Partition: int32(req.Partition)}
+	part.RecordSet.Attributes = protocol.Attributes(req.Compression) & 7
+	part.RecordSet.Records = records
+	msg := &produceAPI.Request{TransactionalID: req.TransactionalID, Acks: int16(req.RequiredAcks)}
+	msg.Timeout = c.timeoutMs(ctx, defaultProduceTimeout)
+	msg.Topics = []produceAPI.RequestTopic{{Topic: req.Topic, Partitions: []produceAPI.RequestPartition{part}}}
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	return produceResponseOf("Produce", req.RequiredAcks, m, err)
 }
 
 // produceResponseOf turns the answer to a Produce request (raw or not) into a
 // ProduceResponse.
 func produceResponseOf(method string, acks RequiredAcks, m protocol.Message, err error) (*ProduceResponse, error) {
-	if err != nil {
-		if errors.Is(err, protocol.ErrNoRecord) {
-			return new(ProduceResponse), nil
-		}
-		return nil, fmt.Errorf("kafka.(*Client).%s: %w", method, err)
-	}
-	if acks == RequireNone {
-		return nil, nil
+	switch {
+	case errors.Is(err, protocol.ErrNoRecord):
+		return new(ProduceResponse), nil
+	case err != nil:
+		return nil, clientError(method, err)
+	case acks == RequireNone:
+		return nil, nil // the broker does not answer
 	}
 	res, ok := m.(*produceAPI.Response)
 	if !ok {
-		return nil, fmt.Errorf("kafka.(*Client).%s: unexpected response of type %T", method, m)
+		return nil, clientError(method, fmt.Errorf("unexpected response of type %T", m))
 	}
-	if len(res.Topics) == 0 {
-		return nil, fmt.Errorf("kafka.(*Client).%s: %w", method, protocol.ErrNoTopic)
-	}
-	if len(res.Topics[0].Partitions) == 0 {
-		return nil, fmt.Errorf("kafka.(*Client).%s: %w", method, protocol.ErrNoPartition)
-	}
-	p := &res.Topics[0].Partitions[0]
-	ret := &ProduceResponse{
-		Throttle:       makeDuration(res.ThrottleTimeMs),
-		Error:          makeError(p.ErrorCode, p.ErrorMessage),
-		BaseOffset:     p.BaseOffset,
-		LogAppendTime:  makeTime(p.LogAppendTime),
-		LogStartOffset: p.LogStartOffset,
-	}
-	if len(p.RecordErrors) > 0 {
-		ret.RecordErrors = make(map[int]error, len(p.RecordErrors))
-		for _, e := range p.RecordErrors {
-			ret.RecordErrors[int(e.BatchIndex)] = errors.New(e.BatchIndexErrorMessage)
+	var p *produceAPI.ResponsePartition
+	for i := range res.Topics {
+		if len(res.Topics[i].Partitions) > 0 {
+			p = &res.Topics[i].Partitions[0]
+			break
 		}
 	}
-	return ret, nil
+	if p == nil {
+		if len(res.Topics) == 0 {
+			return nil, clientError(method, protocol.ErrNoTopic)
+		}
+		return nil, clientError(method, protocol.ErrNoPartition)
+	}
+	out := new(ProduceResponse)
+	out.Throttle = makeDuration(res.ThrottleTimeMs)
+	out.Error = makeError(p.ErrorCode, p.ErrorMessage)
+	out.BaseOffset, out.LogStartOffset = p.BaseOffset, p.LogStartOffset
+	out.LogAppendTime = makeTime(p.LogAppendTime)
+	for _, e := range p.RecordErrors {
+		if out.RecordErrors == nil {
+			out.RecordErrors = make(map[int]error, len(p.RecordErrors))
+		}
+		out.RecordErrors[int(e.BatchIndex)] = errors.New(e.BatchIndexErrorMessage)
+	}
+	return out, nil
 }
 
 // peekRecords reads the first record of r, returning a reader that yields

@@ -38,17 +38,10 @@ func (c *Client) RawProduce(ctx context.Context, req *RawProduceRequest) (*Produ
 	if req.RawRecords.Reader == nil {
 		return new(ProduceResponse), nil
 	}
-	m, err := c.roundTrip(ctx, req.Addr, &rawproduce.Request{
-		TransactionalID: req.TransactionalID,
-		Acks:            int16(req.RequiredAcks),
-		Timeout:         c.timeoutMs(ctx, defaultProduceTimeout),
-		Topics: []rawproduce.RequestTopic{{
-			Topic: req.Topic,
-			Partitions: []rawproduce.RequestPartition{{
-				Partition: int32(req.Partition),
-				RecordSet: req.RawRecords,
-			}},
-		}},
-	})
+	part := rawproduce.RequestPartition{Partition: int32(req.Partition), RecordSet: req.RawRecords}
+	msg := &rawproduce.Request{TransactionalID: req.TransactionalID, Acks: int16(req.RequiredAcks)}
+	msg.Timeout = c.timeoutMs(ctx, defaultProduceTimeout)
+	msg.Topics = []rawproduce.RequestTopic{{Topic: req.Topic, Partitions: []rawproduce.RequestPartition{part}}}
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	return produceResponseOf("RawProduce", req.RequiredAcks, m, err)
 }

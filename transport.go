@@ -127,39 +127,26 @@ func (t *Transport) grabCluster(addr net.Addr) *cluster {
 
 var defaultDialer = net.Dialer{Timeout: 3 * time.Second}
 
-func (t *Transport) dial() func(context.Context, string, string) (net.Conn, error) {
-	if t.Dial != nil {
-		return t.Dial
-	}
-	return defaultDialer.DialContext
-}
+// Defaults of the Transport's optional fields.
+const (
+	defaultDialTimeout = 5 * time.Second
+	defaultIdleTimeout = 30 * time.Second
+	defaultMetadataTTL = 6 * time.Second
+)
 
-func (t *Transport) dialTimeout() time.Duration {
-	if t.DialTimeout > 0 {
-		return t.DialTimeout
+// durationOrDefault returns d, or def when d is not a usable duration.
+func durationOrDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
 	}
-	return 5 * time.Second
-}
-
-func (t *Transport) idleTimeout() time.Duration {
-	if t.IdleTimeout > 0 {
-		return t.IdleTimeout
-	}
-	return 30 * time.Second
-}
-
-func (t *Transport) metadataTTL() time.Duration {
-	if t.MetadataTTL > 0 {
-		return t.MetadataTTL
-	}
-	return 6 * time.Second
+	return d
 }
 
 func (t *Transport) context() context.Context {
-	if t.Context != nil {
-		return t.Context
+	if t.Context == nil {
+		return context.Background()
 	}
-	return context.Background()
+	return t.Context
 }
 
 var _ RoundTripper = (*Transport)(nil)

@@ -65,14 +65,14 @@ func newCluster(t *Transport, addr net.Addr) *cluster {
 	ctx, cancel := context.WithCancel(t.context())
 	cl := &cluster{
 		cfg: dialConfig{
-			dial:        t.dial(),
-			dialTimeout: t.dialTimeout(),
+			dial:        t.Dial,
+			dialTimeout: durationOrDefault(t.DialTimeout, defaultDialTimeout),
 			clientID:    t.ClientID,
 			tls:         t.TLS,
 			sasl:        t.SASL,
 		},
-		idleTimeout:    t.idleTimeout(),
-		metadataTTL:    t.metadataTTL(),
+		idleTimeout:    durationOrDefault(t.IdleTimeout, defaultIdleTimeout),
+		metadataTTL:    durationOrDefault(t.MetadataTTL, defaultMetadataTTL),
 		metadataTopics: append([]string(nil), t.MetadataTopics...),
 		resolver:       t.Resolver,
 		ctx:            ctx,
@@ -80,8 +80,8 @@ func newCluster(t *Transport, addr net.Addr) *cluster {
 		brokers:        make(map[int32]*connPool),
 		coordinators:   make(map[coordinatorKey]int32),
 	}
-	if t.MetadataTopics == nil {
-		cl.metadataTopics = nil
+	if cl.cfg.dial == nil {
+		cl.cfg.dial = defaultDialer.DialContext
 	}
 	cl.seed = newConnPool(ctx, &cl.cfg, cl.idleTimeout, cl.resolver, Broker{ID: -1}, addr.Network(), addr.String())
 	context.AfterFunc(ctx, func() { cl.shutdown(ctx.Err()) })
