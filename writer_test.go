@@ -477,3 +477,52 @@ func TestNewWriter(t *testing.T) {
 	}
 	NewWriter(WriterConfig{})
 }
+
+// A call spanning many partitions and topics, interleaved, keeps each
+// partition's messages in call order.
+func TestWriterManyPartitionsOneCall(t *testing.T) {
+	stub := newStubBroker(map[string]int{"a": 20, "b": 20})
+	w := &Writer{
+		Addr: TCP("stub"), Transport: stub, Balancer: keyBalancer, BatchSize: 7,
+		BatchTimeout: time.Millisecond, RequiredAcks: RequireOne, MaxBufferedBatches: 2,
+	}
+	defer shutdown(w, stub)
+	var msgs []Message
+	for i := 0; i < 30; i++ {
+		for p := 0; p < 20; p++ {
+			for _, topic := range []string{"a", "b"} {
+				msgs = append(msgs, Message{Topic: topic, Key: []byte("p" + strconv.Itoa(p)), Value: []byte(strconv.Itoa(i))})
+			}
+		}
+	}
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"a", "b"} {
+		for p := 0; p < 20; p++ {
+			assertInOrder(t, stub.records(topicPartition{topic, int32(p)}), 0, 30)
+		}
+	}
+}
+
+func TestWriterPartitionGroupIndexes(t *testing.T) {
+	g := partitionGroup{shared: true, indexes: identityIndexes[:0:0]}
+	for i := int32(0); i < 300; i++ {
+		g.add(i)
+	}
+	if g.shared || len(g.indexes) != 300 || g.indexes[299] != 299 {
+		t.Fatalf("indexes past the shared prefix: shared=%v len=%d", g.shared, len(g.indexes))
+	}
+	for i, v := range identityIndexes {
+		if v != int32(i) {
+			t.Fatalf("shared identity indexes were written to at %d", i)
+		}
+	}
+	h := partitionGroup{shared: true, indexes: identityIndexes[:0:0]}
+	h.add(0)
+	h.add(2)
+	h.add(5)
+	if h.shared || len(h.indexes) != 3 || h.indexes[1] != 2 || identityIndexes[1] != 1 {
+		t.Fatalf("non-contiguous indexes: %v", h.indexes)
+	}
+}
