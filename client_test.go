@@ -27,9 +27,9 @@ func TestClientWithoutAddress(t *testing.T) {
 }
 
 func TestClientProduce(t *testing.T) {
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	var got *produce.Request
-	fc.setHandler(func(r *fakeRequest) {
+	fc.setHandler(func(r *tpFakeRequest) {
 		req := r.Msg.(*produce.Request)
 		got = req
 		part := produce.ResponsePartition{Partition: 0, BaseOffset: 7, LogAppendTime: 1700000000123, LogStartOffset: 3}
@@ -42,7 +42,7 @@ func TestClientProduce(t *testing.T) {
 		r.reply(&produce.Response{ThrottleTimeMs: 20, Topics: []produce.ResponseTopic{{Topic: req.Topics[0].Topic, Partitions: []produce.ResponsePartition{part}}}})
 	})
 	fc.addTopics("bad")
-	client := &Client{Addr: fc.addr(), Transport: newTestTransport(t), Timeout: 4 * time.Second}
+	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t), Timeout: 4 * time.Second}
 	ctx := context.Background()
 	records := func() RecordReader {
 		return NewRecordReader(
@@ -107,9 +107,9 @@ func TestClientProduce(t *testing.T) {
 }
 
 func TestClientRawProduce(t *testing.T) {
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	var values []string
-	fc.setHandler(func(r *fakeRequest) {
+	fc.setHandler(func(r *tpFakeRequest) {
 		req := r.Msg.(*produce.Request)
 		rs := req.Topics[0].Partitions[0].RecordSet
 		for {
@@ -120,14 +120,14 @@ func TestClientRawProduce(t *testing.T) {
 			v, _ := ReadAll(rec.Value)
 			values = append(values, string(v))
 		}
-		produceReply(r, 0)
+		tpProduceReply(r, 0)
 	})
 	var buf bytes.Buffer
 	set := protocol.RecordSet{Version: 2, Records: NewRecordReader(Record{Value: NewBytes([]byte("a"))}, Record{Value: NewBytes([]byte("b"))})}
 	if _, err := set.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	client := &Client{Addr: fc.addr(), Transport: newTestTransport(t)}
+	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
 	res, err := client.RawProduce(context.Background(), &RawProduceRequest{
 		Topic: "t", RequiredAcks: RequireAll, RawRecords: protocol.RawRecordSet{Reader: &buf},
 	})
@@ -144,15 +144,15 @@ func TestClientRawProduce(t *testing.T) {
 }
 
 func TestClientAdminRequests(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {
 		switch m := r.Msg.(type) {
 		case *findcoordinator.Request:
 			code := int16(0)
-			if fakeCoordKey(m) == "missing" {
+			if tpCoordKey(m) == "missing" {
 				code = int16(GroupCoordinatorNotAvailable)
 			}
-			coordinatorReply(r, 1, "coord-host", code)
+			tpCoordinatorReply(r, 1, "coord-host", code)
 		case *initproducerid.Request:
 			r.reply(&initproducerid.Response{ThrottleTimeMs: 5, ProducerID: 1234, ProducerEpoch: 3})
 		case *createtopics.Request:
@@ -196,7 +196,7 @@ func TestClientAdminRequests(t *testing.T) {
 			r.reply(res)
 		}
 	})
-	client := &Client{Addr: fc.addr(), Transport: newTestTransport(t)}
+	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
 	ctx := testContext(t)
 
 	fcr, err := client.FindCoordinator(ctx, &FindCoordinatorRequest{Key: "g", KeyType: CoordinatorKeyTypeConsumer})
@@ -262,12 +262,12 @@ func TestClientAdminRequests(t *testing.T) {
 }
 
 func TestClientConsumerOffsets(t *testing.T) {
-	fc := newFakeCluster(t, 2)
+	fc := tpNewFakeCluster(t, 2)
 	fc.setLeader(1, 2)
-	fc.setHandler(func(r *fakeRequest) {
+	fc.setHandler(func(r *tpFakeRequest) {
 		switch m := r.Msg.(type) {
 		case *findcoordinator.Request:
-			coordinatorReply(r, 2, fc.brokers[1].host, 0)
+			tpCoordinatorReply(r, 2, fc.brokers[1].host, 0)
 		case *offsetfetch.Request:
 			if r.Broker != 2 {
 				t.Errorf("OffsetFetch sent to broker %d, not the coordinator", r.Broker)
@@ -288,7 +288,7 @@ func TestClientConsumerOffsets(t *testing.T) {
 			}
 		}
 	})
-	client := &Client{Addr: fc.addr(), Transport: newTestTransport(t)}
+	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
 	offsets, err := client.ConsumerOffsets(testContext(t), TopicAndGroup{Topic: "t", GroupId: "g"})
 	if err != nil {
 		t.Fatal(err)

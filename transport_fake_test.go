@@ -12,31 +12,31 @@ import (
 	"github.com/segmentio/kafka-go/protocol/metadata"
 )
 
-// fakeCluster is a set of fake brokers on loopback listeners that speak the
+// tpFakeCluster is a set of fake brokers on loopback listeners that speak the
 // protocol through the protocol package: ApiVersions and Metadata are
 // answered from the fields below, anything else by handle.
-type fakeCluster struct {
+type tpFakeCluster struct {
 	t       testing.TB
-	brokers []*fakeBroker
+	brokers []*tpFakeBroker
 
 	mu       sync.Mutex
 	leaders  map[int32]int32 // partition of topic "t" -> leader ID
 	extra    []string        // more topics, one partition led by broker 1
-	seen     []fakeSeen      // every request received, in order
+	seen     []tpFakeSeen    // every request received, in order
 	metaReqs []*metadata.Request
 	metaHold chan struct{} // when set, Metadata answers wait for it to close
-	handle   func(r *fakeRequest)
+	handle   func(r *tpFakeRequest)
 }
 
-type fakeSeen struct {
+type tpFakeSeen struct {
 	broker  int32
 	conn    int
 	key     protocol.ApiKey
 	version int16
 }
 
-type fakeBroker struct {
-	cluster *fakeCluster
+type tpFakeBroker struct {
+	cluster *tpFakeCluster
 	id      int32
 	ln      net.Listener
 	host    string
@@ -46,28 +46,28 @@ type fakeBroker struct {
 	apiKeys  []apiversions.ApiKeyResponse
 	conns    []net.Conn
 	closed   int // connections closed by the client
-	authMode func(c *fakeConnState, r *fakeRequest) bool
+	authMode func(c *tpFakeConn, r *tpFakeRequest) bool
 }
 
-// fakeConnState is the server side of one connection.
-type fakeConnState struct {
-	b   *fakeBroker
+// tpFakeConn is the server side of one connection.
+type tpFakeConn struct {
+	b   *tpFakeBroker
 	nc  net.Conn
 	num int
 	wmu sync.Mutex
 }
 
-// fakeRequest is one request received; reply answers it (at any time, from
+// tpFakeRequest is one request received; reply answers it (at any time, from
 // any goroutine).
-type fakeRequest struct {
-	conn    *fakeConnState
+type tpFakeRequest struct {
+	conn    *tpFakeConn
 	Broker  int32
 	Version int16
 	ID      int32
 	Msg     protocol.Message
 }
 
-func (r *fakeRequest) reply(msg protocol.Message) {
+func (r *tpFakeRequest) reply(msg protocol.Message) {
 	r.conn.wmu.Lock()
 	defer r.conn.wmu.Unlock()
 	// A failed write means the client closed the connection, which tests
@@ -76,11 +76,11 @@ func (r *fakeRequest) reply(msg protocol.Message) {
 }
 
 // closeConn drops the connection the request came on.
-func (r *fakeRequest) closeConn() { r.conn.nc.Close() }
+func (r *tpFakeRequest) closeConn() { r.conn.nc.Close() }
 
-// allApiKeys advertises every API registered in the protocol package, in
+// tpAllApiKeys advertises every API registered in the protocol package, in
 // the versions the package supports.
-func allApiKeys() []apiversions.ApiKeyResponse {
+func tpAllApiKeys() []apiversions.ApiKeyResponse {
 	var keys []apiversions.ApiKeyResponse
 	for k := protocol.ApiKey(0); k < 80; k++ {
 		if _, err := protocol.NegotiateVersion(k, 0, 1<<15-1); err != nil {
@@ -91,14 +91,14 @@ func allApiKeys() []apiversions.ApiKeyResponse {
 	return keys
 }
 
-func newFakeCluster(t testing.TB, n int) *fakeCluster {
-	return newFakeClusterTLS(t, n, nil)
+func tpNewFakeCluster(t testing.TB, n int) *tpFakeCluster {
+	return tpNewFakeClusterTLS(t, n, nil)
 }
 
-// newFakeClusterTLS starts brokers that speak TLS with conf when it is not
+// tpNewFakeClusterTLS starts brokers that speak TLS with conf when it is not
 // nil.
-func newFakeClusterTLS(t testing.TB, n int, conf *tls.Config) *fakeCluster {
-	fc := &fakeCluster{t: t, leaders: map[int32]int32{0: 1}}
+func tpNewFakeClusterTLS(t testing.TB, n int, conf *tls.Config) *tpFakeCluster {
+	fc := &tpFakeCluster{t: t, leaders: map[int32]int32{0: 1}}
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -109,7 +109,7 @@ func newFakeClusterTLS(t testing.TB, n int, conf *tls.Config) *fakeCluster {
 		}
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		p, _ := strconv.Atoi(port)
-		b := &fakeBroker{cluster: fc, id: int32(i + 1), ln: ln, host: host, port: int32(p), apiKeys: allApiKeys()}
+		b := &tpFakeBroker{cluster: fc, id: int32(i + 1), ln: ln, host: host, port: int32(p), apiKeys: tpAllApiKeys()}
 		fc.brokers = append(fc.brokers, b)
 		go b.serve()
 	}
@@ -117,7 +117,7 @@ func newFakeClusterTLS(t testing.TB, n int, conf *tls.Config) *fakeCluster {
 	return fc
 }
 
-func (fc *fakeCluster) close() {
+func (fc *tpFakeCluster) close() {
 	for _, b := range fc.brokers {
 		b.ln.Close()
 		b.mu.Lock()
@@ -128,9 +128,9 @@ func (fc *fakeCluster) close() {
 	}
 }
 
-func (fc *fakeCluster) addr() net.Addr { return TCP(fc.brokers[0].ln.Addr().String()) }
+func (fc *tpFakeCluster) addr() net.Addr { return TCP(fc.brokers[0].ln.Addr().String()) }
 
-func (fc *fakeCluster) setLeader(partition, broker int32) {
+func (fc *tpFakeCluster) setLeader(partition, broker int32) {
 	fc.mu.Lock()
 	fc.leaders[partition] = broker
 	fc.mu.Unlock()
@@ -138,7 +138,7 @@ func (fc *fakeCluster) setLeader(partition, broker int32) {
 
 // count returns how many requests of key were received (by broker, when
 // broker > 0).
-func (fc *fakeCluster) count(key protocol.ApiKey, broker int32) int {
+func (fc *tpFakeCluster) count(key protocol.ApiKey, broker int32) int {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	n := 0
@@ -150,10 +150,10 @@ func (fc *fakeCluster) count(key protocol.ApiKey, broker int32) int {
 	return n
 }
 
-func (fc *fakeCluster) requests(key protocol.ApiKey) []fakeSeen {
+func (fc *tpFakeCluster) requests(key protocol.ApiKey) []tpFakeSeen {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
-	var out []fakeSeen
+	var out []tpFakeSeen
 	for _, s := range fc.seen {
 		if s.key == key {
 			out = append(out, s)
@@ -162,7 +162,7 @@ func (fc *fakeCluster) requests(key protocol.ApiKey) []fakeSeen {
 	return out
 }
 
-func (fc *fakeCluster) metadataResponse() *metadata.Response {
+func (fc *tpFakeCluster) metadataResponse() *metadata.Response {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 	res := &metadata.Response{ClusterID: "fake", ControllerID: 1}
@@ -182,7 +182,7 @@ func (fc *fakeCluster) metadataResponse() *metadata.Response {
 	return res
 }
 
-func (b *fakeBroker) serve() {
+func (b *tpFakeBroker) serve() {
 	for {
 		nc, err := b.ln.Accept()
 		if err != nil {
@@ -190,13 +190,13 @@ func (b *fakeBroker) serve() {
 		}
 		b.mu.Lock()
 		b.conns = append(b.conns, nc)
-		st := &fakeConnState{b: b, nc: nc, num: len(b.conns)}
+		st := &tpFakeConn{b: b, nc: nc, num: len(b.conns)}
 		b.mu.Unlock()
 		go b.serveConn(st)
 	}
 }
 
-func (b *fakeBroker) serveConn(c *fakeConnState) {
+func (b *tpFakeBroker) serveConn(c *tpFakeConn) {
 	defer func() {
 		c.nc.Close()
 		b.mu.Lock()
@@ -209,9 +209,9 @@ func (b *fakeBroker) serveConn(c *fakeConnState) {
 		if err != nil {
 			return
 		}
-		r := &fakeRequest{conn: c, Broker: b.id, Version: version, ID: id, Msg: msg}
+		r := &tpFakeRequest{conn: c, Broker: b.id, Version: version, ID: id, Msg: msg}
 		fc.mu.Lock()
-		fc.seen = append(fc.seen, fakeSeen{broker: b.id, conn: c.num, key: msg.ApiKey(), version: version})
+		fc.seen = append(fc.seen, tpFakeSeen{broker: b.id, conn: c.num, key: msg.ApiKey(), version: version})
 		handle, hold := fc.handle, fc.metaHold
 		fc.mu.Unlock()
 
@@ -254,20 +254,20 @@ func (b *fakeBroker) serveConn(c *fakeConnState) {
 	}
 }
 
-func (b *fakeBroker) numClosed() int {
+func (b *tpFakeBroker) numClosed() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.closed
 }
 
-func (b *fakeBroker) numConns() int {
+func (b *tpFakeBroker) numConns() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.conns)
 }
 
 // stop closes the broker's listener and connections, as if it went down.
-func (b *fakeBroker) stop() {
+func (b *tpFakeBroker) stop() {
 	b.ln.Close()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -276,7 +276,7 @@ func (b *fakeBroker) stop() {
 	}
 }
 
-func (fc *fakeCluster) addTopics(names ...string) {
+func (fc *tpFakeCluster) addTopics(names ...string) {
 	fc.mu.Lock()
 	defer fc.mu.Unlock()
 next:

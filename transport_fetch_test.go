@@ -11,16 +11,16 @@ import (
 )
 
 func TestTransportLongPollDoesNotBlockOtherRequests(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {
 		if r.Msg.ApiKey() == protocol.Produce {
-			produceReply(r, 0)
+			tpProduceReply(r, 0)
 		}
 		// Fetch requests are held.
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	fetchCtx, cancelFetch := context.WithCancel(ctx)
@@ -29,8 +29,8 @@ func TestTransportLongPollDoesNotBlockOtherRequests(t *testing.T) {
 		_, err := (&Client{Addr: fc.addr(), Transport: tr}).Fetch(fetchCtx, &FetchRequest{Topic: "t", Partition: 0, MaxBytes: 1 << 20, MaxWait: time.Hour})
 		fetchDone <- err
 	}()
-	waitFor(t, "the fetch request", func() bool { return fc.count(protocol.Fetch, 1) == 1 })
-	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+	tpWaitFor(t, "the fetch request", func() bool { return fc.count(protocol.Fetch, 1) == 1 })
+	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	cancelFetch()
@@ -44,9 +44,9 @@ func TestTransportLongPollDoesNotBlockOtherRequests(t *testing.T) {
 }
 
 func TestTransportSplitsRequestsByLeader(t *testing.T) {
-	fc := newFakeCluster(t, 2)
+	fc := tpNewFakeCluster(t, 2)
 	fc.setLeader(1, 2)
-	fc.setHandler(func(r *fakeRequest) {
+	fc.setHandler(func(r *tpFakeRequest) {
 		req, ok := r.Msg.(*listoffsets.Request)
 		if !ok {
 			return
@@ -63,7 +63,7 @@ func TestTransportSplitsRequestsByLeader(t *testing.T) {
 		}
 		r.reply(res)
 	})
-	client := &Client{Addr: fc.addr(), Transport: newTestTransport(t)}
+	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
 	res, err := client.ListOffsets(testContext(t), &ListOffsetsRequest{Topics: map[string][]OffsetRequest{
 		"t": {LastOffsetOf(0), LastOffsetOf(1)},
 	}})

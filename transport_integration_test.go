@@ -53,7 +53,7 @@ func testTopicName(t *testing.T) string {
 	return fmt.Sprintf("kafka-go-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 }
 
-type recordSpec struct {
+type tpRecordSpec struct {
 	key, value string
 	headers    []Header
 }
@@ -89,11 +89,11 @@ func TestIntegrationClientProduceFetch(t *testing.T) {
 	}
 
 	base := time.Now().Truncate(time.Millisecond)
-	want := make(map[int][]recordSpec)
+	want := make(map[int][]tpRecordSpec)
 	for p := 0; p < 6; p++ {
-		var specs []recordSpec
+		var specs []tpRecordSpec
 		for i := 0; i < 5+p; i++ {
-			s := recordSpec{key: fmt.Sprintf("k-%d-%d", p, i), value: strings.Repeat(fmt.Sprintf("v%d.%d;", p, i), i+1)}
+			s := tpRecordSpec{key: fmt.Sprintf("k-%d-%d", p, i), value: strings.Repeat(fmt.Sprintf("v%d.%d;", p, i), i+1)}
 			if i%2 == 0 {
 				s.headers = []Header{{Key: "h", Value: []byte(fmt.Sprint(i))}}
 			}
@@ -129,7 +129,7 @@ func TestIntegrationClientProduceFetch(t *testing.T) {
 		if res.HighWatermark != int64(len(want[p])) {
 			t.Fatalf("partition %d: high watermark %d, want %d", p, res.HighWatermark, len(want[p]))
 		}
-		var got []recordSpec
+		var got []tpRecordSpec
 		for i := 0; ; i++ {
 			r, err := res.Records.ReadRecord()
 			if errors.Is(err, io.EOF) {
@@ -146,7 +146,7 @@ func TestIntegrationClientProduceFetch(t *testing.T) {
 			}
 			k, _ := ReadAll(r.Key)
 			v, _ := ReadAll(r.Value)
-			got = append(got, recordSpec{key: string(k), value: string(v), headers: r.Headers})
+			got = append(got, tpRecordSpec{key: string(k), value: string(v), headers: r.Headers})
 		}
 		if len(got) != len(want[p]) {
 			t.Fatalf("partition %d: fetched %d records, want %d", p, len(got), len(want[p]))

@@ -35,9 +35,9 @@ import (
 	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
-// waitFor polls cond until it holds, failing the test after a generous
+// tpWaitFor polls cond until it holds, failing the test after a generous
 // delay (a hang, not a slow machine).
-func waitFor(t *testing.T, what string, cond func() bool) {
+func tpWaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
@@ -54,7 +54,7 @@ func testContext(t *testing.T) context.Context {
 	return ctx
 }
 
-func produceRequest(partition int32, acks int16) *produce.Request {
+func tpProduceRequest(partition int32, acks int16) *produce.Request {
 	return &produce.Request{
 		Acks:    acks,
 		Timeout: 1000,
@@ -68,7 +68,7 @@ func produceRequest(partition int32, acks int16) *produce.Request {
 	}
 }
 
-func produceReply(r *fakeRequest, code int16) {
+func tpProduceReply(r *tpFakeRequest, code int16) {
 	req := r.Msg.(*produce.Request)
 	r.reply(&produce.Response{Topics: []produce.ResponseTopic{{
 		Topic: req.Topics[0].Topic,
@@ -78,13 +78,13 @@ func produceReply(r *fakeRequest, code int16) {
 	}}})
 }
 
-func (fc *fakeCluster) setHandler(h func(r *fakeRequest)) {
+func (fc *tpFakeCluster) setHandler(h func(r *tpFakeRequest)) {
 	fc.mu.Lock()
 	fc.handle = h
 	fc.mu.Unlock()
 }
 
-func (b *fakeBroker) setApiKey(key protocol.ApiKey, min, max int16) {
+func (b *tpFakeBroker) setApiKey(key protocol.ApiKey, min, max int16) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range b.apiKeys {
@@ -94,20 +94,20 @@ func (b *fakeBroker) setApiKey(key protocol.ApiKey, min, max int16) {
 	}
 }
 
-func newTestTransport(t *testing.T) *Transport {
+func tpNewTransport(t *testing.T) *Transport {
 	tr := &Transport{MetadataTTL: time.Hour, ClientID: "test"}
 	t.Cleanup(tr.CloseIdleConnections)
 	return tr
 }
 
 func TestTransportNegotiatesHighestCommonVersion(t *testing.T) {
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	fc.brokers[0].setApiKey(protocol.Produce, 0, 5)
 	fc.brokers[0].setApiKey(protocol.Metadata, 0, 7)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
-	tr := newTestTransport(t)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	tr := tpNewTransport(t)
 
-	m, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1))
+	m, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +126,12 @@ func TestTransportNegotiatesHighestCommonVersion(t *testing.T) {
 }
 
 func TestTransportApiVersionsFallback(t *testing.T) {
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	b := fc.brokers[0]
 	b.setApiKey(protocol.ApiVersions, 0, 2)
 	// A broker that does not know the version asked answers in v0 with
 	// UNSUPPORTED_VERSION and its own range for ApiVersions.
-	b.authMode = func(c *fakeConnState, r *fakeRequest) bool {
+	b.authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
 		if r.Msg.ApiKey() != protocol.ApiVersions || r.Version <= 2 {
 			return false
 		}
@@ -142,10 +142,10 @@ func TestTransportApiVersionsFallback(t *testing.T) {
 		})
 		return true
 	}
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
-	tr := newTestTransport(t)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	tr := tpNewTransport(t)
 
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	var versions []int16
@@ -160,12 +160,12 @@ func TestTransportApiVersionsFallback(t *testing.T) {
 }
 
 func TestTransportNoCommonVersion(t *testing.T) {
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	fc.brokers[0].setApiKey(protocol.Produce, 0, 2) // below our floor of v3
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
-	tr := newTestTransport(t)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	tr := tpNewTransport(t)
 
-	_, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1))
+	_, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
 	if !errors.Is(err, protocol.ErrNoVersionOverlap) {
 		t.Fatalf("error %v does not wrap ErrNoVersionOverlap", err)
 	}
@@ -177,15 +177,15 @@ func TestTransportNoCommonVersion(t *testing.T) {
 	}
 }
 
-func fakeCoordKey(r *findcoordinator.Request) string {
+func tpCoordKey(r *findcoordinator.Request) string {
 	if len(r.CoordinatorKeys) > 0 {
 		return r.CoordinatorKeys[0]
 	}
 	return r.Key
 }
 
-func coordinatorReply(r *fakeRequest, node int32, host string, code int16) {
-	key := fakeCoordKey(r.Msg.(*findcoordinator.Request))
+func tpCoordinatorReply(r *tpFakeRequest, node int32, host string, code int16) {
+	key := tpCoordKey(r.Msg.(*findcoordinator.Request))
 	if r.Version >= 4 {
 		r.reply(&findcoordinator.Response{Coordinators: []findcoordinator.ResponseCoordinator{{
 			Key: key, NodeID: node, Host: host, Port: 1, ErrorCode: code,
@@ -197,10 +197,10 @@ func coordinatorReply(r *fakeRequest, node int32, host string, code int16) {
 
 func TestTransportPipelinesAndMatchesOutOfOrderResponses(t *testing.T) {
 	const n = 8
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	var mu sync.Mutex
-	var held []*fakeRequest
-	fc.setHandler(func(r *fakeRequest) {
+	var held []*tpFakeRequest
+	fc.setHandler(func(r *tpFakeRequest) {
 		if r.Msg.ApiKey() != protocol.FindCoordinator {
 			return
 		}
@@ -214,10 +214,10 @@ func TestTransportPipelinesAndMatchesOutOfOrderResponses(t *testing.T) {
 		// first, each with its own key as host.
 		for i := len(held) - 1; i >= 0; i-- {
 			req := held[i]
-			coordinatorReply(req, 1, fakeCoordKey(req.Msg.(*findcoordinator.Request)), 0)
+			tpCoordinatorReply(req, 1, tpCoordKey(req.Msg.(*findcoordinator.Request)), 0)
 		}
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	// Warm up: metadata and the connection.
 	if _, err := tr.RoundTrip(ctx, fc.addr(), &apiversions.Request{}); err != nil {
@@ -260,41 +260,41 @@ func TestTransportPipelinesAndMatchesOutOfOrderResponses(t *testing.T) {
 }
 
 func TestTransportCancelWhileWaitingForResponse(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) {}) // never answers
-	tr := newTestTransport(t)
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {}) // never answers
+	tr := tpNewTransport(t)
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() {
 		_, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "g"})
 		done <- err
 	}()
-	waitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 	// The connection with a request that will never be answered is
 	// retired, so it does not take new requests.
-	waitFor(t, "the connection to be closed", func() bool { return fc.brokers[0].numClosed() == 1 })
-	fc.setHandler(func(r *fakeRequest) { coordinatorReply(r, 1, "h", 0) })
+	tpWaitFor(t, "the connection to be closed", func() bool { return fc.brokers[0].numClosed() == 1 })
+	fc.setHandler(func(r *tpFakeRequest) { tpCoordinatorReply(r, 1, "h", 0) })
 	if _, err := tr.RoundTrip(testContext(t), fc.addr(), &findcoordinator.Request{Key: "g"}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestTransportCancelWhileWaitingForMetadata(t *testing.T) {
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	fc.metaHold = make(chan struct{})
 	defer close(fc.metaHold)
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() {
-		_, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1))
+		_, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1))
 		done <- err
 	}()
-	waitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) == 1 })
+	tpWaitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -302,8 +302,8 @@ func TestTransportCancelWhileWaitingForMetadata(t *testing.T) {
 }
 
 func TestTransportContextEndUnblocksRequests(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) {}) // never answers
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {}) // never answers
 	tctx, stop := context.WithCancel(context.Background())
 	tr := &Transport{Context: tctx}
 	done := make(chan error, 1)
@@ -311,12 +311,12 @@ func TestTransportContextEndUnblocksRequests(t *testing.T) {
 		_, err := tr.RoundTrip(context.Background(), fc.addr(), &findcoordinator.Request{Key: "g"})
 		done <- err
 	}()
-	waitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
 	stop()
 	if err := <-done; err == nil {
 		t.Fatal("request succeeded after the transport's context ended")
 	}
-	waitFor(t, "the connection to be closed", func() bool { return fc.brokers[0].numClosed() == 1 })
+	tpWaitFor(t, "the connection to be closed", func() bool { return fc.brokers[0].numClosed() == 1 })
 	if _, err := tr.RoundTrip(context.Background(), fc.addr(), &findcoordinator.Request{Key: "g"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("request on a stopped transport: %v", err)
 	}
@@ -324,11 +324,11 @@ func TestTransportContextEndUnblocksRequests(t *testing.T) {
 
 func TestTransportConcurrentRefreshesCollapse(t *testing.T) {
 	const n = 20
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	hold := make(chan struct{})
 	fc.metaHold = hold
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
-	tr := newTestTransport(t)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
 
 	var wg sync.WaitGroup
@@ -337,12 +337,12 @@ func TestTransportConcurrentRefreshesCollapse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+			if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 				errs <- err
 			}
 		}()
 	}
-	waitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) >= 1 })
+	tpWaitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) >= 1 })
 	time.Sleep(20 * time.Millisecond) // let the other requests queue up
 	close(hold)
 	wg.Wait()
@@ -359,20 +359,20 @@ func TestTransportConcurrentRefreshesCollapse(t *testing.T) {
 }
 
 func TestTransportNotLeaderRefreshesMetadata(t *testing.T) {
-	fc := newFakeCluster(t, 2)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 2)
+	fc.setHandler(func(r *tpFakeRequest) {
 		if r.Msg.ApiKey() != protocol.Produce {
 			return
 		}
 		if r.Broker == 1 {
 			// Leadership moved to broker 2.
 			fc.setLeader(0, 2)
-			produceReply(r, int16(NotLeaderForPartition))
+			tpProduceReply(r, int16(NotLeaderForPartition))
 			return
 		}
-		produceReply(r, 0)
+		tpProduceReply(r, 0)
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	client := &Client{Addr: fc.addr(), Transport: tr}
 	ctx := testContext(t)
 	records := func() RecordReader { return NewRecordReader(Record{Value: NewBytes([]byte("v"))}) }
@@ -400,8 +400,8 @@ func TestTransportNotLeaderRefreshesMetadata(t *testing.T) {
 }
 
 func TestTransportDisconnectRefreshesMetadata(t *testing.T) {
-	fc := newFakeCluster(t, 2)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 2)
+	fc.setHandler(func(r *tpFakeRequest) {
 		if r.Msg.ApiKey() != protocol.Produce {
 			return
 		}
@@ -410,16 +410,16 @@ func TestTransportDisconnectRefreshesMetadata(t *testing.T) {
 			r.closeConn()
 			return
 		}
-		produceReply(r, 0)
+		tpProduceReply(r, 0)
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err == nil {
+	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err == nil {
 		t.Fatal("produce on a connection closed by the broker succeeded")
 	} else if !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		t.Logf("disconnect reported as %v", err)
 	}
-	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	if n := fc.count(protocol.Produce, 2); n != 1 {
@@ -428,33 +428,33 @@ func TestTransportDisconnectRefreshesMetadata(t *testing.T) {
 }
 
 func TestTransportAcksNone(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) {}) // a broker sends nothing back for acks=0
-	tr := newTestTransport(t)
-	m, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, 0))
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {}) // a broker sends nothing back for acks=0
+	tr := tpNewTransport(t)
+	m, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, 0))
 	if err != nil || m != nil {
 		t.Fatalf("acks=0 produce: %v, %v; want nil, nil", m, err)
 	}
-	waitFor(t, "the produce request", func() bool { return fc.count(protocol.Produce, 1) == 1 })
+	tpWaitFor(t, "the produce request", func() bool { return fc.count(protocol.Produce, 1) == 1 })
 }
 
 func TestTransportIdleConnectionsAreClosed(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	tr := &Transport{IdleTimeout: 20 * time.Millisecond, MetadataTTL: time.Hour}
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	b := fc.brokers[0]
-	waitFor(t, "idle connections to be closed", func() bool { return b.numConns() > 0 && b.numClosed() == b.numConns() })
+	tpWaitFor(t, "idle connections to be closed", func() bool { return b.numConns() > 0 && b.numClosed() == b.numConns() })
 }
 
 func TestTransportCloseIdleConnections(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	tr := &Transport{MetadataTTL: time.Hour}
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	b := fc.brokers[0]
@@ -462,21 +462,21 @@ func TestTransportCloseIdleConnections(t *testing.T) {
 		t.Fatal("connections closed before CloseIdleConnections")
 	}
 	tr.CloseIdleConnections()
-	waitFor(t, "connections to be closed", func() bool { return b.numClosed() == b.numConns() })
+	tpWaitFor(t, "connections to be closed", func() bool { return b.numClosed() == b.numConns() })
 	// The transport still works, with new connections.
-	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestTransportCachesGroupCoordinator(t *testing.T) {
-	fc := newFakeCluster(t, 2)
+	fc := tpNewFakeCluster(t, 2)
 	var mu sync.Mutex
 	notCoordinator := false
-	fc.setHandler(func(r *fakeRequest) {
+	fc.setHandler(func(r *tpFakeRequest) {
 		switch r.Msg.ApiKey() {
 		case protocol.FindCoordinator:
-			coordinatorReply(r, 2, fc.brokers[1].host, 0)
+			tpCoordinatorReply(r, 2, fc.brokers[1].host, 0)
 		case protocol.Heartbeat:
 			mu.Lock()
 			code := int16(0)
@@ -488,7 +488,7 @@ func TestTransportCachesGroupCoordinator(t *testing.T) {
 			r.reply(&heartbeat.Response{ErrorCode: code})
 		}
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	hb := func() int16 {
 		m, err := tr.RoundTrip(ctx, fc.addr(), &heartbeat.Request{GroupID: "g", MemberID: "m"})
@@ -517,9 +517,9 @@ func TestTransportCachesGroupCoordinator(t *testing.T) {
 	}
 }
 
-// plainV0Auth makes a broker speak SaslHandshake v0 only, followed by a
+// tpPlainV0Auth makes a broker speak SaslHandshake v0 only, followed by a
 // raw PLAIN token, as brokers before Kafka 1.0 do.
-func plainV0Auth(b *fakeBroker, user, pass string) {
+func tpPlainV0Auth(b *tpFakeBroker, user, pass string) {
 	b.setApiKey(protocol.SaslHandshake, 0, 0)
 	b.mu.Lock()
 	var keys []apiversions.ApiKeyResponse
@@ -530,7 +530,7 @@ func plainV0Auth(b *fakeBroker, user, pass string) {
 	}
 	b.apiKeys = keys
 	b.mu.Unlock()
-	b.authMode = func(c *fakeConnState, r *fakeRequest) bool {
+	b.authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
 		if r.Msg.ApiKey() != protocol.SaslHandshake {
 			return false
 		}
@@ -553,13 +553,13 @@ func plainV0Auth(b *fakeBroker, user, pass string) {
 }
 
 func TestTransportSASLHandshakeV0(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	plainV0Auth(fc.brokers[0], "u", "p")
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc := tpNewFakeCluster(t, 1)
+	tpPlainV0Auth(fc.brokers[0], "u", "p")
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 
 	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	if n := fc.count(protocol.SaslAuthenticate, 0); n != 0 {
@@ -568,15 +568,15 @@ func TestTransportSASLHandshakeV0(t *testing.T) {
 
 	bad := &Transport{SASL: plain.Mechanism{Username: "u", Password: "wrong"}, MetadataTTL: time.Hour}
 	defer bad.CloseIdleConnections()
-	_, err := bad.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1))
+	_, err := bad.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
 	if !errors.Is(err, SASLAuthenticationFailed) {
 		t.Fatalf("wrong password: %v, want SASLAuthenticationFailed", err)
 	}
 }
 
 func TestTransportSASLAuthenticateError(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.brokers[0].authMode = func(c *fakeConnState, r *fakeRequest) bool {
+	fc := tpNewFakeCluster(t, 1)
+	fc.brokers[0].authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
 		switch r.Msg.ApiKey() {
 		case protocol.SaslHandshake:
 			r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
@@ -589,7 +589,7 @@ func TestTransportSASLAuthenticateError(t *testing.T) {
 	}
 	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}}
 	defer tr.CloseIdleConnections()
-	_, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1))
+	_, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
 	if !errors.Is(err, SASLAuthenticationFailed) || !strings.Contains(err.Error(), "bad password for u") {
 		t.Fatalf("got %v, want SASLAuthenticationFailed with the broker's message", err)
 	}
@@ -599,20 +599,20 @@ func TestTransportSASLAuthenticateError(t *testing.T) {
 }
 
 func TestTransportFallsBackToKnownBrokers(t *testing.T) {
-	fc := newFakeCluster(t, 2)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 2)
+	fc.setHandler(func(r *tpFakeRequest) {
 		if r.Msg.ApiKey() == protocol.FindCoordinator {
-			coordinatorReply(r, r.Broker, "h", 0)
+			tpCoordinatorReply(r, r.Broker, "h", 0)
 		}
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	if _, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	// The bootstrap broker goes away; the other one can answer.
 	fc.brokers[0].stop()
-	waitFor(t, "the connection to drop", func() bool { return fc.brokers[0].numClosed() == fc.brokers[0].numConns() })
+	tpWaitFor(t, "the connection to drop", func() bool { return fc.brokers[0].numClosed() == fc.brokers[0].numConns() })
 	var err error
 	for i := 0; i < 3; i++ {
 		// A request already queued on the dying connection may fail;
@@ -630,9 +630,9 @@ func TestTransportFallsBackToKnownBrokers(t *testing.T) {
 }
 
 func TestTransportReleasesGoroutines(t *testing.T) {
-	fc := newFakeCluster(t, 2)
+	fc := tpNewFakeCluster(t, 2)
 	fc.setLeader(1, 2)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	before := runtime.NumGoroutine()
 
 	tr := &Transport{MetadataTTL: time.Hour}
@@ -642,7 +642,7 @@ func TestTransportReleasesGoroutines(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(int32(i%2), -1)); err != nil {
+			if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(int32(i%2), -1)); err != nil {
 				t.Error(err)
 			}
 		}(i)
@@ -654,28 +654,28 @@ func TestTransportReleasesGoroutines(t *testing.T) {
 	tr.CloseIdleConnections()
 	// Connection readers (ours) and connection handlers (the fake
 	// broker's) all end once the connections are closed.
-	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
+	tpWaitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 }
 
 func TestTransportRefreshesExpiredMetadata(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	tr := &Transport{MetadataTTL: 5 * time.Millisecond}
 	defer tr.CloseIdleConnections()
 	ctx := testContext(t)
-	waitFor(t, "a second metadata request", func() bool {
-		if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+	tpWaitFor(t, "a second metadata request", func() bool {
+		if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 			t.Fatal(err)
 		}
 		return fc.count(protocol.Metadata, 0) >= 2
 	})
 
 	// With a long TTL, requests keep using the cache.
-	fc2 := newFakeCluster(t, 1)
-	fc2.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
-	tr2 := newTestTransport(t)
+	fc2 := tpNewFakeCluster(t, 1)
+	fc2.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	tr2 := tpNewTransport(t)
 	for i := 0; i < 5; i++ {
-		if _, err := tr2.RoundTrip(ctx, fc2.addr(), produceRequest(0, -1)); err != nil {
+		if _, err := tr2.RoundTrip(ctx, fc2.addr(), tpProduceRequest(0, -1)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -685,8 +685,8 @@ func TestTransportRefreshesExpiredMetadata(t *testing.T) {
 }
 
 func TestTransportMetadataFromCache(t *testing.T) {
-	fc := newFakeCluster(t, 2)
-	client := &Client{Addr: fc.addr(), Transport: newTestTransport(t)}
+	fc := tpNewFakeCluster(t, 2)
+	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
 	ctx := testContext(t)
 	res, err := client.Metadata(ctx, &MetadataRequest{Topics: []string{"t", "missing"}})
 	if err != nil {
@@ -714,10 +714,10 @@ func TestTransportMetadataFromCache(t *testing.T) {
 }
 
 func TestNegotiateConn(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	plainV0Auth(fc.brokers[0], "u", "p")
+	fc := tpNewFakeCluster(t, 1)
+	tpPlainV0Auth(fc.brokers[0], "u", "p")
 	fc.brokers[0].setApiKey(protocol.Fetch, 0, 8)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	nc, err := net.Dial("tcp", fc.brokers[0].ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -734,7 +734,7 @@ func TestNegotiateConn(t *testing.T) {
 		t.Fatalf("produce version %d", versions[protocol.Produce])
 	}
 	// The connection is usable right away.
-	res, err := protocol.RoundTrip(nc, versions[protocol.Produce], 100, "conn-test", produceRequest(0, -1))
+	res, err := protocol.RoundTrip(nc, versions[protocol.Produce], 100, "conn-test", tpProduceRequest(0, -1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -745,14 +745,14 @@ func TestNegotiateConn(t *testing.T) {
 
 func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 	const n = 4
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {
 		if r.Msg.ApiKey() == protocol.Produce {
-			produceReply(r, 0)
+			tpProduceReply(r, 0)
 		}
 		// Fetch requests are held until the client gives up.
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx, cancel := context.WithCancel(testContext(t))
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
@@ -768,9 +768,9 @@ func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, "the fetch requests", func() bool { return fc.count(protocol.Fetch, 1) == n })
+	tpWaitFor(t, "the fetch requests", func() bool { return fc.count(protocol.Fetch, 1) == n })
 	// Other requests to the same broker are not stuck behind the fetches.
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	conns := map[int]bool{}
@@ -786,11 +786,11 @@ func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 }
 
 func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {
 		switch m := r.Msg.(type) {
 		case *produce.Request:
-			produceReply(r, 0)
+			tpProduceReply(r, 0)
 		case *createtopics.Request:
 			res := &createtopics.Response{}
 			for _, topic := range m.Topics {
@@ -800,11 +800,11 @@ func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
 			r.reply(res)
 		}
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	produceTo := func(topic string) {
 		t.Helper()
-		req := produceRequest(0, -1)
+		req := tpProduceRequest(0, -1)
 		req.Topics[0].Topic = topic
 		if _, err := tr.RoundTrip(ctx, fc.addr(), req); err != nil {
 			t.Fatalf("produce to %s: %v", topic, err)
@@ -842,9 +842,9 @@ func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
 	}
 }
 
-// selfSignedTLS returns a server configuration with a certificate for
+// tpSelfSignedTLS returns a server configuration with a certificate for
 // 127.0.0.1 and a client configuration trusting it.
-func selfSignedTLS(t *testing.T) (server, client *tls.Config) {
+func tpSelfSignedTLS(t *testing.T) (server, client *tls.Config) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -874,15 +874,15 @@ func selfSignedTLS(t *testing.T) (server, client *tls.Config) {
 }
 
 func TestTransportTLS(t *testing.T) {
-	serverConf, clientConf := selfSignedTLS(t)
-	fc := newFakeClusterTLS(t, 2, serverConf)
+	serverConf, clientConf := tpSelfSignedTLS(t)
+	fc := tpNewFakeClusterTLS(t, 2, serverConf)
 	fc.setLeader(1, 2)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	tr := &Transport{TLS: clientConf, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
 	ctx := testContext(t)
 	for p := int32(0); p < 2; p++ {
-		if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(p, -1)); err != nil {
+		if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(p, -1)); err != nil {
 			t.Fatalf("produce over TLS to partition %d: %v", p, err)
 		}
 	}
@@ -893,24 +893,24 @@ func TestTransportTLS(t *testing.T) {
 	// A client without TLS gets an error, not a hang.
 	plainTr := &Transport{DialTimeout: 5 * time.Second}
 	defer plainTr.CloseIdleConnections()
-	if _, err := plainTr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err == nil {
+	if _, err := plainTr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err == nil {
 		t.Fatal("a plaintext client talked to a TLS broker")
 	}
 	// Nor does a client that does not trust the certificate.
 	untrusting := &Transport{TLS: &tls.Config{}}
 	defer untrusting.CloseIdleConnections()
-	if _, err := untrusting.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err == nil {
+	if _, err := untrusting.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err == nil {
 		t.Fatal("an unknown certificate was accepted")
 	}
 }
 
-type mapResolver struct {
+type tpMapResolver struct {
 	mu     sync.Mutex
 	ips    map[string]string
 	lookup []string
 }
 
-func (r *mapResolver) LookupBrokerIPAddr(ctx context.Context, b Broker) ([]net.IPAddr, error) {
+func (r *tpMapResolver) LookupBrokerIPAddr(ctx context.Context, b Broker) ([]net.IPAddr, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lookup = append(r.lookup, b.Host)
@@ -922,9 +922,9 @@ func (r *mapResolver) LookupBrokerIPAddr(ctx context.Context, b Broker) ([]net.I
 }
 
 func TestTransportResolver(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
-	rslv := &mapResolver{ips: map[string]string{"kafka.invalid": "127.0.0.1", "127.0.0.1": "127.0.0.1"}}
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	rslv := &tpMapResolver{ips: map[string]string{"kafka.invalid": "127.0.0.1", "127.0.0.1": "127.0.0.1"}}
 	var dialed []string
 	var mu sync.Mutex
 	tr := &Transport{
@@ -939,7 +939,7 @@ func TestTransportResolver(t *testing.T) {
 	}
 	defer tr.CloseIdleConnections()
 	_, port, _ := net.SplitHostPort(fc.brokers[0].ln.Addr().String())
-	if _, err := tr.RoundTrip(testContext(t), TCP("kafka.invalid:"+port), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), TCP("kafka.invalid:"+port), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -957,11 +957,11 @@ func TestTransportResolver(t *testing.T) {
 }
 
 func TestTransportMetadataTopics(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	tr := &Transport{MetadataTopics: []string{"t"}, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	fc.mu.Lock()
@@ -976,8 +976,8 @@ func TestTransportMetadataTopics(t *testing.T) {
 	}
 
 	// Without MetadataTopics, all topics are asked for (a null list).
-	fc2 := newFakeCluster(t, 1)
-	tr2 := newTestTransport(t)
+	fc2 := tpNewFakeCluster(t, 1)
+	tr2 := tpNewTransport(t)
 	if _, err := (&Client{Addr: fc2.addr(), Transport: tr2}).Metadata(testContext(t), &MetadataRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -990,21 +990,21 @@ func TestTransportMetadataTopics(t *testing.T) {
 }
 
 func TestTransportTransactionCoordinator(t *testing.T) {
-	fc := newFakeCluster(t, 2)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 2)
+	fc.setHandler(func(r *tpFakeRequest) {
 		switch m := r.Msg.(type) {
 		case *findcoordinator.Request:
 			if m.KeyType != int8(CoordinatorKeyTypeTransaction) {
 				t.Errorf("coordinator key type %d, want transaction", m.KeyType)
 			}
-			coordinatorReply(r, 2, fc.brokers[1].host, 0)
+			tpCoordinatorReply(r, 2, fc.brokers[1].host, 0)
 		case *endtxn.Request:
 			r.reply(&endtxn.Response{})
 		case *initproducerid.Request:
 			r.reply(&initproducerid.Response{ProducerID: int64(r.Broker)})
 		}
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	if _, err := tr.RoundTrip(ctx, fc.addr(), &endtxn.Request{TransactionalID: "tx", ProducerID: 1, Committed: true}); err != nil {
 		t.Fatal(err)
@@ -1022,9 +1022,9 @@ func TestTransportTransactionCoordinator(t *testing.T) {
 }
 
 func TestTransportSASLSessionLifetime(t *testing.T) {
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	b := fc.brokers[0]
-	b.authMode = func(c *fakeConnState, r *fakeRequest) bool {
+	b.authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
 		switch r.Msg.ApiKey() {
 		case protocol.SaslHandshake:
 			r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
@@ -1035,34 +1035,34 @@ func TestTransportSASLSessionLifetime(t *testing.T) {
 		}
 		return false
 	}
-	fc.setHandler(func(r *fakeRequest) { produceReply(r, 0) })
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	opened := b.numConns()
 	time.Sleep(100 * time.Millisecond) // past the session's end
-	if _, err := tr.RoundTrip(ctx, fc.addr(), produceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	if b.numConns() == opened {
 		t.Fatal("a connection was used after its SASL session ended")
 	}
 	// The expired connection of the broker pool was closed when passed over.
-	waitFor(t, "the expired connection to be closed", func() bool { return b.numClosed() >= 1 })
+	tpWaitFor(t, "the expired connection to be closed", func() bool { return b.numClosed() >= 1 })
 }
 
 func TestTransportUndecodableResponseFailsOnlyItsRequest(t *testing.T) {
-	fc := newFakeCluster(t, 1)
-	fc.setHandler(func(r *fakeRequest) {
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {
 		m, ok := r.Msg.(*findcoordinator.Request)
 		if !ok {
 			return
 		}
-		if fakeCoordKey(m) != "garbage" {
-			coordinatorReply(r, 1, "h", 0)
+		if tpCoordKey(m) != "garbage" {
+			tpCoordinatorReply(r, 1, "h", 0)
 			return
 		}
 		// A frame with the right correlation ID but a body too short
@@ -1074,7 +1074,7 @@ func TestTransportUndecodableResponseFailsOnlyItsRequest(t *testing.T) {
 		r.conn.nc.Write(frame)
 		r.conn.wmu.Unlock()
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	if _, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "garbage"}); err == nil {
 		t.Fatal("an undecodable response was accepted")
@@ -1092,9 +1092,9 @@ func TestTransportUndecodableResponseFailsOnlyItsRequest(t *testing.T) {
 }
 
 func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
-	fc := newFakeCluster(t, 2)
+	fc := tpNewFakeCluster(t, 2)
 	fc.setLeader(1, 2)
-	fc.setHandler(func(r *fakeRequest) {
+	fc.setHandler(func(r *tpFakeRequest) {
 		req, ok := r.Msg.(*produce.Request)
 		if !ok {
 			return
@@ -1109,7 +1109,7 @@ func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 			}}})
 		}()
 	})
-	tr := newTestTransport(t)
+	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	const workers, each = 16, 25
 	var wg sync.WaitGroup
@@ -1118,7 +1118,7 @@ func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				req := produceRequest(int32(i%2), -1)
+				req := tpProduceRequest(int32(i%2), -1)
 				req.Timeout = int32(1000 + w*each + i)
 				m, err := tr.RoundTrip(ctx, fc.addr(), req)
 				if err != nil {
@@ -1140,17 +1140,17 @@ func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 }
 
 func TestTransportContextEndUnblocksMetadataWaiters(t *testing.T) {
-	fc := newFakeCluster(t, 1)
+	fc := tpNewFakeCluster(t, 1)
 	fc.metaHold = make(chan struct{})
 	defer close(fc.metaHold)
 	tctx, stop := context.WithCancel(context.Background())
 	tr := &Transport{Context: tctx}
 	done := make(chan error, 1)
 	go func() {
-		_, err := tr.RoundTrip(context.Background(), fc.addr(), produceRequest(0, -1))
+		_, err := tr.RoundTrip(context.Background(), fc.addr(), tpProduceRequest(0, -1))
 		done <- err
 	}()
-	waitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) == 1 })
+	tpWaitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) == 1 })
 	stop()
 	if err := <-done; err == nil {
 		t.Fatal("request succeeded after the transport's context ended")
