@@ -321,3 +321,64 @@ func TestWriterExternalCluster(t *testing.T) {
 	}
 	readBack(t, addrs, topic, total)
 }
+
+// Partition leaders move while a bounded writer produces: the brokers answer
+// NOT_LEADER_OR_FOLLOWER, the writer retries after the transport refreshes
+// its metadata, and every message still arrives exactly once, in order.
+func TestWriterLeaderMoves(t *testing.T) {
+	addrs, c := clustertest.Start(t)
+	topic := clustertest.Topic(t)
+	kgocheck.Metadata(t, addrs, topic)
+
+	var done completions
+	w := &kafka.Writer{
+		Addr:               kafka.TCP(addrs...),
+		Topic:              topic,
+		Async:              true,
+		BatchSize:          10,
+		BatchTimeout:       2 * time.Millisecond,
+		RequiredAcks:       kafka.RequireAll,
+		MaxBufferedBatches: 2,
+		WriteBackoffMin:    5 * time.Millisecond,
+		WriteBackoffMax:    50 * time.Millisecond,
+		Completion:         done.record,
+	}
+	const total = 3000
+	moved := make(chan error, 1)
+	go func() {
+		// Move every partition to the next broker a few times while the
+		// producer runs.
+		nodes := []int32{0, 1, 2}
+		for round := 0; round < 5; round++ {
+			time.Sleep(20 * time.Millisecond)
+			for p := int32(0); p < partitions; p++ {
+				leader := c.LeaderFor(topic, p)
+				next := nodes[(int(leader)+1)%len(nodes)]
+				if err := c.MoveTopicPartition(topic, p, next); err != nil {
+					moved <- err
+					return
+				}
+			}
+		}
+		moved <- nil
+	}()
+	for i := 0; i < total; i++ {
+		if err := w.WriteMessages(context.Background(), kafka.Message{Value: newValue(i)}); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if i%100 == 0 {
+			time.Sleep(time.Millisecond) // let the moves interleave with the writes
+		}
+	}
+	if err := <-moved; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("retries: %d", w.Stats().Retries)
+	if len(done.errors) != 0 || done.delivered != total {
+		t.Fatalf("delivered %d of %d, errors: %v", done.delivered, total, done.errors)
+	}
+	readBack(t, addrs, topic, total)
+}
