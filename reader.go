@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
+// Offsets with a special meaning where an offset is expected.
 const (
-	LastOffset  int64 = -1 // The most recent offset available for a partition.
-	FirstOffset int64 = -2 // The least recent offset available for a partition.
+	LastOffset  int64 = -1 // the end of the partition: only messages written from now on
+	FirstOffset int64 = -2 // the oldest message the partition still holds
 )
 
 // Defaults of ReaderConfig.
@@ -53,34 +54,38 @@ var (
 // signal handler.
 type Reader struct {
 	config ReaderConfig
+	stats  *readerStats
 
-	// msgs carries messages and errors from the partition readers to
-	// FetchMessage; its capacity is QueueCapacity.
-	msgs chan readerMessage
+	// client sends every request through the reader's own transport;
+	// dropTransport closes that transport's connections.
+	client        Client
+	dropTransport context.CancelFunc
 
-	// The transport all requests go through, its cluster address, and the
-	// function that closes it.
-	client         Client
-	closeTransport context.CancelFunc
+	// queue carries messages and errors from the partition readers to
+	// FetchMessage; its capacity is QueueCapacity. commitQueue carries
+	// CommitMessages calls to the commit loop of the current generation.
+	queue       chan readerMessage
+	commitQueue chan commitRequest
 
-	mutex   sync.Mutex
-	join    sync.WaitGroup     // the partition readers of the current version
-	cancel  context.CancelFunc // stops the partition readers of the current version
-	stop    context.CancelFunc // ends stctx, on Close
-	done    chan struct{}      // closed when the group loop returns
-	commits chan commitRequest
-	version int64 // incremented each time partition readers are (re)started
-	offset  int64
-	lag     int64
-	closed  bool
+	// life ends on Close.
+	life context.Context
+	end  context.CancelFunc
 
-	// runError reports errors of the group loop (failing to get a
-	// generation) to a waiting FetchMessage; sends never block.
-	runError chan error
+	// Group readers only: groupDone is closed when the group loop has
+	// returned, groupErr passes its errors to a waiting FetchMessage.
+	groupDone chan struct{}
+	groupErr  chan error
 
-	once  uint32 // set once the read lag loop was started (or must not be)
-	stctx context.Context
-	stats *readerStats
+	// workers counts the partition readers and the lag loop.
+	workers    sync.WaitGroup
+	lagStarted atomic.Bool
+
+	mu          sync.Mutex
+	closed      bool
+	generation  int64              // bumped when the partition readers are replaced
+	stopReaders context.CancelFunc // stops the partition readers of generation
+	offset      int64              // partition readers: next offset to return
+	lag         int64
 }
 
 // ReaderConfig configures a Reader.
@@ -202,63 +207,62 @@ type ReaderConfig struct {
 
 // Validate checks the configuration, with the errors NewReader panics with.
 func (config *ReaderConfig) Validate() error {
-	if len(config.Brokers) == 0 {
-		return errors.New("cannot create a new kafka reader with an empty list of broker addresses")
-	}
-	if config.Partition < 0 || config.Partition >= math.MaxInt32 {
-		return fmt.Errorf("partition number out of bounds: %d", config.Partition)
-	}
-	if config.MinBytes < 0 {
-		return fmt.Errorf("invalid negative minimum batch size (min = %d)", config.MinBytes)
-	}
-	if config.MaxBytes < 0 {
-		return fmt.Errorf("invalid negative maximum batch size (max = %d)", config.MaxBytes)
-	}
+	group := config.GroupID != ""
 	switch {
-	case config.GroupID != "" && config.Partition != 0:
+	case len(config.Brokers) == 0:
+		return errors.New("cannot create a new kafka reader with an empty list of broker addresses")
+	case config.Partition < 0, config.Partition >= math.MaxInt32:
+		return fmt.Errorf("partition number out of bounds: %d", config.Partition)
+	case config.MinBytes < 0:
+		return fmt.Errorf("invalid negative minimum batch size (min = %d)", config.MinBytes)
+	case config.MaxBytes < 0:
+		return fmt.Errorf("invalid negative maximum batch size (max = %d)", config.MaxBytes)
+	case group && config.Partition != 0:
 		return errors.New("either Partition or GroupID may be specified, but not both")
-	case config.GroupID != "" && config.Topic == "" && len(config.GroupTopics) == 0:
+	case group && config.Topic == "" && len(config.GroupTopics) == 0:
 		return errors.New("either Topic or GroupTopics must be specified with GroupID")
-	case config.GroupID == "" && config.Topic == "":
+	case !group && config.Topic == "":
 		return errors.New("cannot create a new kafka reader with an empty topic")
-	}
-	if config.MinBytes > config.MaxBytes {
+	case config.MinBytes > config.MaxBytes:
 		return fmt.Errorf("minimum batch size greater than the maximum (min = %d, max = %d)", config.MinBytes, config.MaxBytes)
-	}
-	if config.ReadBackoffMax < 0 {
+	case config.ReadBackoffMax < 0:
 		return fmt.Errorf("ReadBackoffMax out of bounds: %d", config.ReadBackoffMax)
-	}
-	if config.ReadBackoffMin < 0 {
+	case config.ReadBackoffMin < 0:
 		return fmt.Errorf("ReadBackoffMin out of bounds: %d", config.ReadBackoffMin)
 	}
 	return nil
 }
 
 // ReaderStats is a snapshot of a Reader's activity, from Reader.Stats.
-// Counters and summaries cover the time since the previous snapshot.
+// Counters and summaries cover the time since the previous snapshot; the
+// struct tags name the metrics, as in the original package.
 type ReaderStats struct {
-	Dials      int64 `metric:"kafka.reader.dial.count"      type:"counter"`
-	Fetches    int64 `metric:"kafka.reader.fetch.count"     type:"counter"`
-	Messages   int64 `metric:"kafka.reader.message.count"   type:"counter"`
-	Bytes      int64 `metric:"kafka.reader.message.bytes"   type:"counter"`
+	// Counters.
+	Dials      int64 `metric:"kafka.reader.dial.count" type:"counter"`
+	Fetches    int64 `metric:"kafka.reader.fetch.count" type:"counter"`
+	Messages   int64 `metric:"kafka.reader.message.count" type:"counter"`
+	Bytes      int64 `metric:"kafka.reader.message.bytes" type:"counter"`
 	Rebalances int64 `metric:"kafka.reader.rebalance.count" type:"counter"`
-	Timeouts   int64 `metric:"kafka.reader.timeout.count"   type:"counter"`
-	Errors     int64 `metric:"kafka.reader.error.count"     type:"counter"`
+	Timeouts   int64 `metric:"kafka.reader.timeout.count" type:"counter"`
+	Errors     int64 `metric:"kafka.reader.error.count" type:"counter"`
 
+	// Distributions.
 	DialTime   DurationStats `metric:"kafka.reader.dial.seconds"`
 	ReadTime   DurationStats `metric:"kafka.reader.read.seconds"`
 	WaitTime   DurationStats `metric:"kafka.reader.wait.seconds"`
 	FetchSize  SummaryStats  `metric:"kafka.reader.fetch.size"`
 	FetchBytes SummaryStats  `metric:"kafka.reader.fetch.bytes"`
 
-	Offset        int64         `metric:"kafka.reader.offset"          type:"gauge"`
-	Lag           int64         `metric:"kafka.reader.lag"             type:"gauge"`
+	// Gauges.
+	Offset        int64         `metric:"kafka.reader.offset" type:"gauge"`
+	Lag           int64         `metric:"kafka.reader.lag" type:"gauge"`
 	MinBytes      int64         `metric:"kafka.reader.fetch_bytes.min" type:"gauge"`
 	MaxBytes      int64         `metric:"kafka.reader.fetch_bytes.max" type:"gauge"`
-	MaxWait       time.Duration `metric:"kafka.reader.fetch_wait.max"  type:"gauge"`
-	QueueLength   int64         `metric:"kafka.reader.queue.length"    type:"gauge"`
-	QueueCapacity int64         `metric:"kafka.reader.queue.capacity"  type:"gauge"`
+	MaxWait       time.Duration `metric:"kafka.reader.fetch_wait.max" type:"gauge"`
+	QueueLength   int64         `metric:"kafka.reader.queue.length" type:"gauge"`
+	QueueCapacity int64         `metric:"kafka.reader.queue.capacity" type:"gauge"`
 
+	// Tags.
 	ClientID  string `tag:"client_id"`
 	Topic     string `tag:"topic"`
 	Partition string `tag:"partition"`
@@ -268,23 +272,14 @@ type ReaderStats struct {
 	DeprecatedFetchesWithTypo int64 `metric:"kafak.reader.fetch.count" type:"counter"`
 }
 
-// readerStats accumulates the statistics of a Reader with atomic operations.
+// readerStats accumulates the statistics of a Reader; every field is
+// updated atomically.
 type readerStats struct {
-	dials      counter
-	fetches    counter
-	messages   counter
-	bytes      counter
-	rebalances counter
-	timeouts   counter
-	errors     counter
-	dialTime   summary
-	readTime   summary
-	waitTime   summary
-	fetchSize  summary
-	fetchBytes summary
-	offset     gauge
-	lag        gauge
-	partition  string
+	dials, fetches, messages, bytes, rebalances, timeouts, errors counter
+	dialTime, readTime, waitTime, fetchSize, fetchBytes           summary
+	offset, lag                                                   gauge
+
+	partition string // formatted once: "-1" for group readers
 }
 
 // NewReader returns a Reader configured with config. It panics when config
@@ -294,106 +289,100 @@ func NewReader(config ReaderConfig) *Reader {
 	if err := config.Validate(); err != nil {
 		panic(err)
 	}
+	config.applyDefaults()
+	if config.ReadBackoffMax < config.ReadBackoffMin {
+		panic(fmt.Errorf("ReadBackoffMax %d smaller than ReadBackoffMin %d", config.ReadBackoffMax, config.ReadBackoffMin))
+	}
+
+	r := &Reader{
+		config:      config,
+		queue:       make(chan readerMessage, config.QueueCapacity),
+		commitQueue: make(chan commitRequest, config.QueueCapacity),
+		stopReaders: func() {},
+		offset:      FirstOffset,
+		stats:       &readerStats{partition: strconv.Itoa(config.Partition)},
+	}
+	r.life, r.end = context.WithCancel(context.Background())
+	transportLife, dropTransport := context.WithCancel(context.Background())
+	r.dropTransport = dropTransport
+	transport := newDialerTransport(transportLife, config.Dialer)
+	r.client = Client{Addr: TCP(config.Brokers...), Transport: transport}
+
+	if !r.useConsumerGroup() {
+		return r
+	}
+	// Group readers report no partition, and start at generation 1 so that
+	// FetchMessage never starts partition readers itself: rebalances do.
+	r.stats.partition = "-1"
+	r.generation = 1
+	r.groupDone = make(chan struct{})
+	r.groupErr = make(chan error)
+	groupConfig := ConsumerGroupConfig{
+		ID:                     config.GroupID,
+		Brokers:                config.Brokers,
+		Dialer:                 config.Dialer,
+		Topics:                 r.getTopics(),
+		GroupBalancers:         config.GroupBalancers,
+		HeartbeatInterval:      config.HeartbeatInterval,
+		PartitionWatchInterval: config.PartitionWatchInterval,
+		WatchPartitionChanges:  config.WatchPartitionChanges,
+		SessionTimeout:         config.SessionTimeout,
+		RebalanceTimeout:       config.RebalanceTimeout,
+		JoinGroupBackoff:       config.JoinGroupBackoff,
+		RetentionTime:          config.RetentionTime,
+		StartOffset:            config.StartOffset,
+		Logger:                 config.Logger,
+		ErrorLogger:            config.ErrorLogger,
+		transport:              transport,
+	}
+	cg, err := NewConsumerGroup(groupConfig)
+	if err != nil {
+		dropTransport()
+		r.end()
+		panic(err)
+	}
+	go r.run(cg)
+	return r
+}
+
+// applyDefaults fills in the unset fields of a validated configuration.
+func (config *ReaderConfig) applyDefaults() {
 	if config.GroupID != "" && len(config.GroupBalancers) == 0 {
 		config.GroupBalancers = []GroupBalancer{RangeGroupBalancer{}, RoundRobinGroupBalancer{}}
 	}
 	if config.Dialer == nil {
 		config.Dialer = DefaultDialer
 	}
-	if config.MaxBytes == 0 {
-		config.MaxBytes = readerDefaultMaxBytes
-	}
-	if config.MinBytes == 0 {
-		config.MinBytes = readerDefaultMinBytes
+	for _, d := range []struct {
+		field *int
+		value int
+	}{
+		{&config.MaxBytes, readerDefaultMaxBytes},
+		{&config.MinBytes, readerDefaultMinBytes},
+		{&config.QueueCapacity, readerDefaultQueueCapacity},
+		{&config.MaxAttempts, readerDefaultMaxAttempts},
+	} {
+		if *d.field == 0 {
+			*d.field = d.value
+		}
 	}
 	cgDefaultDuration(&config.MaxWait, readerDefaultMaxWait)
 	cgDefaultDuration(&config.ReadBatchTimeout, readerDefaultReadBatchTimeout)
 	cgDefaultDuration(&config.ReadLagInterval, readerDefaultReadLagInterval)
 	cgDefaultDuration(&config.ReadBackoffMin, readerDefaultBackoffMin)
 	cgDefaultDuration(&config.ReadBackoffMax, readerDefaultBackoffMax)
-	if config.ReadBackoffMax < config.ReadBackoffMin {
-		panic(fmt.Errorf("ReadBackoffMax %d smaller than ReadBackoffMin %d", config.ReadBackoffMax, config.ReadBackoffMin))
-	}
-	if config.QueueCapacity == 0 {
-		config.QueueCapacity = readerDefaultQueueCapacity
-	}
-	if config.MaxAttempts == 0 {
-		config.MaxAttempts = readerDefaultMaxAttempts
-	}
-
-	statsPartition := config.Partition
-	version := int64(0)
-	if config.GroupID != "" {
-		// Group readers report no partition, and start at version 1 so
-		// that only rebalances start partition readers.
-		statsPartition = -1
-		version = 1
-	}
-
-	tctx, tcancel := context.WithCancel(context.Background())
-	stctx, stop := context.WithCancel(context.Background())
-	r := &Reader{
-		config:         config,
-		msgs:           make(chan readerMessage, config.QueueCapacity),
-		closeTransport: tcancel,
-		cancel:         func() {},
-		commits:        make(chan commitRequest, config.QueueCapacity),
-		stop:           stop,
-		offset:         FirstOffset,
-		stctx:          stctx,
-		stats: &readerStats{
-			dialTime:   makeSummary(),
-			readTime:   makeSummary(),
-			waitTime:   makeSummary(),
-			fetchSize:  makeSummary(),
-			fetchBytes: makeSummary(),
-			partition:  strconv.Itoa(statsPartition),
-		},
-		version: version,
-	}
-	transport := newDialerTransport(tctx, config.Dialer)
-	r.client = Client{Addr: TCP(config.Brokers...), Transport: transport}
-
-	if r.useConsumerGroup() {
-		r.done = make(chan struct{})
-		r.runError = make(chan error)
-		cg, err := NewConsumerGroup(ConsumerGroupConfig{
-			ID:                     config.GroupID,
-			Brokers:                config.Brokers,
-			Dialer:                 config.Dialer,
-			Topics:                 r.getTopics(),
-			GroupBalancers:         config.GroupBalancers,
-			HeartbeatInterval:      config.HeartbeatInterval,
-			PartitionWatchInterval: config.PartitionWatchInterval,
-			WatchPartitionChanges:  config.WatchPartitionChanges,
-			SessionTimeout:         config.SessionTimeout,
-			RebalanceTimeout:       config.RebalanceTimeout,
-			JoinGroupBackoff:       config.JoinGroupBackoff,
-			RetentionTime:          config.RetentionTime,
-			StartOffset:            config.StartOffset,
-			Logger:                 config.Logger,
-			ErrorLogger:            config.ErrorLogger,
-			transport:              transport,
-		})
-		if err != nil {
-			tcancel()
-			stop()
-			panic(err)
-		}
-		go r.run(cg)
-	}
-	return r
 }
 
 func (r *Reader) useConsumerGroup() bool { return r.config.GroupID != "" }
 
-func (r *Reader) useSyncCommits() bool { return r.config.CommitInterval == 0 }
+// syncCommits tells whether CommitMessages waits for the commit.
+func (r *Reader) syncCommits() bool { return r.config.CommitInterval == 0 }
 
 func (r *Reader) getTopics() []string {
-	if len(r.config.GroupTopics) > 0 {
-		return append([]string(nil), r.config.GroupTopics...)
+	if len(r.config.GroupTopics) == 0 {
+		return []string{r.config.Topic}
 	}
-	return []string{r.config.Topic}
+	return append([]string(nil), r.config.GroupTopics...)
 }
 
 // Config returns the configuration of the reader, defaults filled in.
@@ -405,23 +394,24 @@ func (r *Reader) Config() ReaderConfig {
 // what is pending and leaves its group, connections are closed. Later calls
 // to FetchMessage return io.EOF.
 func (r *Reader) Close() error {
-	atomic.StoreUint32(&r.once, 1)
+	// No lag loop may start from now on.
+	r.lagStarted.Store(true)
 
-	r.mutex.Lock()
-	closed := r.closed
+	r.mu.Lock()
+	first := !r.closed
 	r.closed = true
-	cancel := r.cancel
-	r.mutex.Unlock()
+	stop := r.stopReaders
+	r.mu.Unlock()
 
-	cancel()
-	r.stop()
-	r.join.Wait()
-	if r.done != nil {
-		<-r.done
+	stop()
+	r.end()
+	r.workers.Wait()
+	if r.groupDone != nil {
+		<-r.groupDone
 	}
-	if !closed {
-		close(r.msgs)
-		r.closeTransport()
+	if first {
+		close(r.queue)
+		r.dropTransport()
 	}
 	return nil
 }
@@ -433,16 +423,28 @@ func (r *Reader) Close() error {
 //
 // It returns io.EOF once the reader is closed.
 func (r *Reader) ReadMessage(ctx context.Context) (Message, error) {
-	m, err := r.FetchMessage(ctx)
-	if err != nil {
+	msg, err := r.FetchMessage(ctx)
+	switch {
+	case err != nil:
 		return Message{}, fmt.Errorf("fetching message: %w", err)
+	case !r.useConsumerGroup():
+		return msg, nil
 	}
-	if r.useConsumerGroup() {
-		if err := r.CommitMessages(ctx, m); err != nil {
-			return Message{}, fmt.Errorf("committing message: %w", err)
-		}
+	if err := r.CommitMessages(ctx, msg); err != nil {
+		return Message{}, fmt.Errorf("committing message: %w", err)
 	}
-	return m, nil
+	return msg, nil
+}
+
+// currentGeneration returns the generation of the partition readers,
+// starting those of a partition reader on first use.
+func (r *Reader) currentGeneration() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.generation == 0 && !r.closed {
+		r.startReaders(r.partitionOffsets())
+	}
+	return r.generation
 }
 
 // FetchMessage returns the next message, waiting for one if needed, without
@@ -452,42 +454,39 @@ func (r *Reader) ReadMessage(ctx context.Context) (Message, error) {
 func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 	r.activateReadLag()
 	for {
-		r.mutex.Lock()
-		if !r.closed && r.version == 0 {
-			r.start(r.getTopicPartitionOffset())
-		}
-		version := r.version
-		r.mutex.Unlock()
-
+		gen := r.currentGeneration()
+		var item readerMessage
+		var ok bool
 		select {
+		case item, ok = <-r.queue:
+		case err := <-r.groupErr:
+			return Message{}, err
 		case <-ctx.Done():
 			return Message{}, ctx.Err()
-
-		case err := <-r.runError:
-			return Message{}, err
-
-		case m, ok := <-r.msgs:
-			if !ok {
-				return Message{}, io.EOF
-			}
-			if m.version < version {
-				// Left over from partition readers replaced since (SetOffset,
-				// rebalance).
-				continue
-			}
-			r.mutex.Lock()
-			if m.error == nil && version == r.version {
-				r.offset = m.message.Offset + 1
-				r.lag = m.watermark - r.offset
-			}
-			r.mutex.Unlock()
-			if errors.Is(m.error, io.EOF) {
-				// io.EOF means "reader closed" to callers; an EOF from below
-				// is something else.
-				m.error = io.ErrUnexpectedEOF
-			}
-			return m.message, m.error
 		}
+		if !ok {
+			return Message{}, io.EOF
+		}
+		if item.version < gen {
+			// Queued by partition readers that were replaced since (by
+			// SetOffset or a rebalance): not what the program expects next.
+			continue
+		}
+		if item.error != nil {
+			if errors.Is(item.error, io.EOF) {
+				// io.EOF tells callers the reader is closed; an EOF from a
+				// connection means something else.
+				return Message{}, io.ErrUnexpectedEOF
+			}
+			return Message{}, item.error
+		}
+		r.mu.Lock()
+		if gen == r.generation {
+			r.offset = item.message.Offset + 1
+			r.lag = item.watermark - r.offset
+		}
+		r.mu.Unlock()
+		return item.message, nil
 	}
 }
 
@@ -501,44 +500,44 @@ func (r *Reader) CommitMessages(ctx context.Context, msgs ...Message) error {
 	if !r.useConsumerGroup() {
 		return errOnlyAvailableWithGroup
 	}
-	if r.stctx.Err() != nil {
+	if r.life.Err() != nil {
 		return io.ErrClosedPipe
 	}
 	req := commitRequest{commits: makeCommits(msgs...)}
-	var errch chan error
-	if r.useSyncCommits() {
-		errch = make(chan error, 1)
-		req.errch = errch
+	var result chan error
+	if r.syncCommits() {
+		result = make(chan error, 1)
+		req.errch = result
 	}
 	select {
-	case r.commits <- req:
+	case r.commitQueue <- req:
+	case <-r.life.Done():
+		return io.ErrClosedPipe
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-r.stctx.Done():
-		return io.ErrClosedPipe
 	}
-	if errch == nil {
+	if result == nil {
 		return nil
 	}
 	select {
+	case err := <-result:
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
-	case err := <-errch:
+	case <-r.life.Done():
+	}
+	// Closed while waiting: the last commit loop answers the requests it
+	// took before the group loop returns; any other request is dropped.
+	select {
+	case <-r.groupDone:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-result:
 		return err
-	case <-r.stctx.Done():
-		// Closed while waiting: the last commit loop answers the requests
-		// it took before it returns; any other request is dropped.
-		select {
-		case <-r.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		select {
-		case err := <-errch:
-			return err
-		default:
-			return io.ErrClosedPipe
-		}
+	default:
+		return io.ErrClosedPipe
 	}
 }
 
@@ -552,14 +551,13 @@ func (r *Reader) ReadLag(ctx context.Context) (lag int64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	switch cur := r.Offset(); cur {
-	case FirstOffset:
-		return last - first, nil
-	case LastOffset:
-		return 0, nil
-	default:
-		return last - cur, nil
+	cur := r.Offset()
+	if cur == FirstOffset {
+		cur = first
+	} else if cur == LastOffset {
+		cur = last
 	}
+	return last - cur, nil
 }
 
 // Offset returns the offset of the next message a partition reader returns
@@ -569,9 +567,9 @@ func (r *Reader) Offset() int64 {
 	if r.useConsumerGroup() {
 		return -1
 	}
-	r.mutex.Lock()
+	r.mu.Lock()
 	offset := r.offset
-	r.mutex.Unlock()
+	r.mu.Unlock()
 	r.withLogger(func(l Logger) {
 		l.Printf("looking up offset of kafka reader for partition %d of %s: %s", r.config.Partition, r.config.Topic, toHumanOffset(offset))
 	})
@@ -584,8 +582,8 @@ func (r *Reader) Lag() int64 {
 	if r.useConsumerGroup() {
 		return -1
 	}
-	r.mutex.Lock()
-	defer r.mutex.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return r.lag
 }
 
@@ -596,35 +594,37 @@ func (r *Reader) SetOffset(offset int64) error {
 	if r.useConsumerGroup() {
 		return errNotAvailableWithGroup
 	}
-	r.mutex.Lock()
-	defer r.mutex.Unlock()
-	if r.closed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
 		return io.ErrClosedPipe
+	case offset == r.offset:
+		return nil
 	}
-	if offset != r.offset {
-		r.withLogger(func(l Logger) {
-			l.Printf("setting the offset of the kafka reader for partition %d of %s from %s to %s",
-				r.config.Partition, r.config.Topic, toHumanOffset(r.offset), toHumanOffset(offset))
-		})
-		r.offset = offset
-		if r.version != 0 {
-			r.start(r.getTopicPartitionOffset())
-		}
-		r.activateReadLag()
+	r.withLogger(func(l Logger) {
+		l.Printf("setting the offset of the kafka reader for partition %d of %s from %s to %s",
+			r.config.Partition, r.config.Topic, toHumanOffset(r.offset), toHumanOffset(offset))
+	})
+	r.offset = offset
+	if r.generation > 0 {
+		// Already reading: restart from the new offset.
+		r.startReaders(r.partitionOffsets())
 	}
+	r.activateReadLag()
 	return nil
 }
 
 // SetOffsetAt makes the next message read the first one with a timestamp at
 // or after t.
 func (r *Reader) SetOffsetAt(ctx context.Context, t time.Time) error {
-	r.mutex.Lock()
+	r.mu.Lock()
 	closed := r.closed
-	r.mutex.Unlock()
+	r.mu.Unlock()
 	if closed {
 		return io.ErrClosedPipe
 	}
-	if len(r.config.Brokers) < 1 {
+	if len(r.config.Brokers) == 0 {
 		return errors.New("no brokers in config")
 	}
 	offset, err := r.listOffset(ctx, r.config.Topic, r.config.Partition, t.UnixMilli())
@@ -636,115 +636,101 @@ func (r *Reader) SetOffsetAt(ctx context.Context, t time.Time) error {
 
 // Stats returns the reader's statistics since the previous call.
 func (r *Reader) Stats() ReaderStats {
-	clientID := ""
-	if r.config.Dialer != nil {
-		clientID = r.config.Dialer.ClientID
-	}
+	st := r.stats
 	s := ReaderStats{
-		Dials:         r.stats.dials.snapshot(),
-		Fetches:       r.stats.fetches.snapshot(),
-		Messages:      r.stats.messages.snapshot(),
-		Bytes:         r.stats.bytes.snapshot(),
-		Rebalances:    r.stats.rebalances.snapshot(),
-		Timeouts:      r.stats.timeouts.snapshot(),
-		Errors:        r.stats.errors.snapshot(),
-		DialTime:      r.stats.dialTime.snapshotDuration(),
-		ReadTime:      r.stats.readTime.snapshotDuration(),
-		WaitTime:      r.stats.waitTime.snapshotDuration(),
-		FetchSize:     r.stats.fetchSize.snapshot(),
-		FetchBytes:    r.stats.fetchBytes.snapshot(),
-		Offset:        r.stats.offset.snapshot(),
-		Lag:           r.stats.lag.snapshot(),
 		MinBytes:      int64(r.config.MinBytes),
 		MaxBytes:      int64(r.config.MaxBytes),
 		MaxWait:       r.config.MaxWait,
-		QueueLength:   int64(len(r.msgs)),
-		QueueCapacity: int64(cap(r.msgs)),
-		ClientID:      clientID,
+		QueueLength:   int64(len(r.queue)),
+		QueueCapacity: int64(cap(r.queue)),
 		Topic:         r.config.Topic,
-		Partition:     r.stats.partition,
+		Partition:     st.partition,
 	}
+	if r.config.Dialer != nil {
+		s.ClientID = r.config.Dialer.ClientID
+	}
+	s.Dials, s.Fetches, s.Messages = st.dials.snapshot(), st.fetches.snapshot(), st.messages.snapshot()
+	s.Bytes, s.Rebalances = st.bytes.snapshot(), st.rebalances.snapshot()
+	s.Timeouts, s.Errors = st.timeouts.snapshot(), st.errors.snapshot()
+	s.DialTime, s.ReadTime, s.WaitTime = st.dialTime.snapshotDuration(), st.readTime.snapshotDuration(), st.waitTime.snapshotDuration()
+	s.FetchSize, s.FetchBytes = st.fetchSize.snapshot(), st.fetchBytes.snapshot()
+	s.Offset, s.Lag = st.offset.snapshot(), st.lag.snapshot()
 	s.DeprecatedFetchesWithTypo = s.Fetches
 	return s
 }
 
-func (r *Reader) getTopicPartitionOffset() map[topicPartition]int64 {
-	return map[topicPartition]int64{
-		{topic: r.config.Topic, partition: int32(r.config.Partition)}: r.offset,
-	}
+// partitionOffsets is what a partition reader reads: its one partition,
+// from r.offset. The caller holds r.mu.
+func (r *Reader) partitionOffsets() map[topicPartition]int64 {
+	key := topicPartition{topic: r.config.Topic, partition: int32(r.config.Partition)}
+	return map[topicPartition]int64{key: r.offset}
 }
 
 func (r *Reader) withLogger(do func(Logger)) {
-	if r.config.Logger != nil {
-		do(r.config.Logger)
+	if l := r.config.Logger; l != nil {
+		do(l)
 	}
 }
 
 func (r *Reader) withErrorLogger(do func(Logger)) {
-	if r.config.ErrorLogger != nil {
+	switch {
+	case r.config.ErrorLogger != nil:
 		do(r.config.ErrorLogger)
-	} else {
-		r.withLogger(do)
+	case r.config.Logger != nil:
+		do(r.config.Logger)
 	}
 }
 
 // activateReadLag starts, once, the loop that refreshes the lag gauge of a
 // partition reader.
 func (r *Reader) activateReadLag() {
-	if r.config.ReadLagInterval > 0 && atomic.CompareAndSwapUint32(&r.once, 0, 1) && !r.useConsumerGroup() {
-		r.join.Add(1)
-		go func() {
-			defer r.join.Done()
-			r.readLag(r.stctx)
-		}()
+	if r.config.ReadLagInterval <= 0 || r.useConsumerGroup() || !r.lagStarted.CompareAndSwap(false, true) {
+		return
 	}
+	r.workers.Add(1)
+	go func() {
+		defer r.workers.Done()
+		r.lagLoop(r.life)
+	}()
 }
 
-func (r *Reader) readLag(ctx context.Context) {
-	ticker := time.NewTicker(r.config.ReadLagInterval)
-	defer ticker.Stop()
-	for {
+func (r *Reader) lagLoop(ctx context.Context) {
+	tick := time.NewTicker(r.config.ReadLagInterval)
+	defer tick.Stop()
+	for ctx.Err() == nil {
 		rctx, cancel := context.WithTimeout(ctx, r.config.ReadLagInterval/2)
 		lag, err := r.ReadLag(rctx)
 		cancel()
-		switch {
-		case err == nil:
+		if err == nil {
 			r.stats.lag.observe(lag)
-		case ctx.Err() == nil:
+		} else if ctx.Err() == nil {
 			r.stats.errors.observe(1)
 			r.withErrorLogger(func(l Logger) {
 				l.Printf("kafka reader failed to read lag of partition %d of %s: %s", r.config.Partition, r.config.Topic, err)
 			})
 		}
 		select {
-		case <-ticker.C:
+		case <-tick.C:
 		case <-ctx.Done():
-			return
 		}
 	}
 }
 
-// start replaces the partition readers with new ones reading from
-// offsets. The caller holds r.mutex.
-func (r *Reader) start(offsets map[topicPartition]int64) {
+// startReaders replaces the partition readers with new ones reading from
+// offsets, under a new generation number. The caller holds r.mu.
+func (r *Reader) startReaders(offsets map[topicPartition]int64) {
 	if r.closed {
 		return
 	}
+	r.stopReaders()
 	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel()
-	r.cancel = cancel
-	r.version++
-
-	r.join.Add(len(offsets))
+	r.stopReaders = cancel
+	r.generation++
 	for key, offset := range offsets {
-		pr := &partitionReader{
-			reader:    r,
-			topic:     key.topic,
-			partition: int(key.partition),
-			version:   r.version,
-		}
+		pr := &partitionReader{reader: r, topic: key.topic, partition: int(key.partition), version: r.generation}
+		r.workers.Add(1)
 		go func(offset int64) {
-			defer r.join.Done()
+			defer r.workers.Done()
 			pr.run(ctx, offset)
 		}(offset)
 	}
@@ -753,43 +739,52 @@ func (r *Reader) start(offsets map[topicPartition]int64) {
 // run is the group loop of a group reader: for each generation it starts
 // the partition readers of the assignment and the commit loop, until Close.
 func (r *Reader) run(cg *ConsumerGroup) {
-	defer close(r.done)
+	defer close(r.groupDone)
 	defer cg.Close()
-
 	r.withLogger(func(l Logger) { l.Printf("entering loop for consumer group, %v", r.config.GroupID) })
 
-	for {
-		var gen *Generation
-		var err error
-		for attempt := 1; attempt <= r.config.MaxAttempts; attempt++ {
-			if gen, err = cg.Next(r.stctx); err == nil {
-				break
-			}
-			if r.stctx.Err() != nil {
-				return
-			}
-			r.stats.errors.observe(1)
-			r.withErrorLogger(func(l Logger) { l.Printf("%v", err) })
-		}
+	for r.life.Err() == nil {
+		gen, err := r.nextGeneration(cg)
 		if err != nil {
+			// Tell a waiting FetchMessage, if any, and keep trying.
 			select {
-			case r.runError <- err:
+			case r.groupErr <- err:
 			default:
 			}
 			continue
 		}
-
+		if gen == nil {
+			return
+		}
 		r.stats.rebalances.observe(1)
 		r.subscribe(gen.Assignments)
 		gen.Start(func(ctx context.Context) { r.commitLoop(ctx, gen) })
 		gen.Start(func(ctx context.Context) {
 			select {
 			case <-ctx.Done():
-			case <-r.stctx.Done():
+			case <-r.life.Done():
 			}
 			r.unsubscribe()
 		})
 	}
+}
+
+// nextGeneration waits for the group's next generation, trying up to
+// MaxAttempts times; it returns nil, nil once the reader is closed.
+func (r *Reader) nextGeneration(cg *ConsumerGroup) (*Generation, error) {
+	var err error
+	for i := 0; i < r.config.MaxAttempts; i++ {
+		var gen *Generation
+		if gen, err = cg.Next(r.life); err == nil {
+			return gen, nil
+		}
+		if r.life.Err() != nil {
+			return nil, nil
+		}
+		r.stats.errors.observe(1)
+		r.withErrorLogger(func(l Logger) { l.Printf("%v", err) })
+	}
+	return nil, err
 }
 
 // subscribe starts partition readers for the assignments of a generation.
@@ -800,21 +795,22 @@ func (r *Reader) subscribe(assignments map[string][]PartitionAssignment) {
 			offsets[topicPartition{topic: topic, partition: int32(a.ID)}] = a.Offset
 		}
 	}
-	r.mutex.Lock()
-	r.start(offsets)
-	r.mutex.Unlock()
+	r.mu.Lock()
+	r.startReaders(offsets)
+	r.mu.Unlock()
 	r.withLogger(func(l Logger) { l.Printf("subscribed to topics and partitions: %+v", offsets) })
 }
 
 // unsubscribe stops the partition readers at the end of a generation.
-// Messages already queued stay in r.msgs: dropping them could race with
-// FetchMessage and commit past a gap; another member may read them again.
+// Messages already queued stay in the queue: dropping them could race with
+// FetchMessage and commit past a gap; FetchMessage skips them once the
+// next generation starts, and another member reads them again.
 func (r *Reader) unsubscribe() {
-	r.mutex.Lock()
-	cancel := r.cancel
-	r.mutex.Unlock()
-	cancel()
-	r.join.Wait()
+	r.mu.Lock()
+	stop := r.stopReaders
+	r.mu.Unlock()
+	stop()
+	r.workers.Wait()
 }
 
 // offsetStash collects the offsets to commit: topic -> partition -> offset.
@@ -840,90 +836,73 @@ func (o offsetStash) reset() {
 	}
 }
 
-func (r *Reader) commitOffsetsWithRetry(gen *Generation, offsets offsetStash, attempts int) (err error) {
-	for attempt := 0; attempt < attempts; attempt++ {
-		if attempt > 0 && !sleepContext(r.stctx, retryDelay(attempt, readerCommitBackoffMin, readerCommitBackoffMax)) {
-			return err
+// commitWithRetry commits offsets, trying up to readerCommitAttempts times.
+func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
+	err := gen.CommitOffsets(offsets)
+	for attempt := 1; err != nil && attempt < readerCommitAttempts; attempt++ {
+		if !sleepContext(r.life, retryDelay(attempt, readerCommitBackoffMin, readerCommitBackoffMax)) {
+			break
 		}
-		if err = gen.CommitOffsets(offsets); err == nil {
-			return nil
-		}
+		err = gen.CommitOffsets(offsets)
 	}
 	return err
 }
 
-// commitLoop serves CommitMessages for one generation.
+// commitLoop serves CommitMessages for one generation. Synchronous commits
+// are sent as they come and answered; periodic ones accumulate and are
+// sent every CommitInterval. When the generation ends (Close included),
+// whatever is queued or pending is committed once more, and the callers
+// still waiting get that result.
 func (r *Reader) commitLoop(ctx context.Context, gen *Generation) {
 	r.withLogger(func(l Logger) { l.Printf("started commit for group %s", r.config.GroupID) })
 	defer r.withLogger(func(l Logger) { l.Printf("stopped commit for group %s", r.config.GroupID) })
-	if r.useSyncCommits() {
-		r.commitLoopImmediate(ctx, gen)
-	} else {
-		r.commitLoopInterval(ctx, gen)
-	}
-}
 
-// commitLoopImmediate commits each request as it comes. When the
-// generation ends, requests still queued are committed together and all
-// their callers get the result.
-func (r *Reader) commitLoopImmediate(ctx context.Context, gen *Generation) {
-	offsets := offsetStash{}
+	pending := offsetStash{}
+	var tick <-chan time.Time
+	if !r.syncCommits() {
+		ticker := time.NewTicker(r.config.CommitInterval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	flush := func() error {
+		err := r.commitWithRetry(gen, pending)
+		if err == nil {
+			pending.reset()
+		} else if !r.syncCommits() {
+			r.withErrorLogger(func(l Logger) { l.Printf("%v", err) })
+		}
+		return err
+	}
+
 	for {
 		select {
+		case req := <-r.commitQueue:
+			pending.merge(req.commits)
+			if req.errch != nil {
+				err := flush()
+				pending.reset() // the caller gets the error; nothing is retried later
+				req.errch <- err
+			}
+		case <-tick:
+			flush()
 		case <-ctx.Done():
 			var waiting []chan<- error
-			for drained := false; !drained; {
+			for more := true; more; {
 				select {
-				case req := <-r.commits:
-					offsets.merge(req.commits)
-					waiting = append(waiting, req.errch)
+				case req := <-r.commitQueue:
+					pending.merge(req.commits)
+					if req.errch != nil {
+						waiting = append(waiting, req.errch)
+					}
 				default:
-					drained = true
+					more = false
 				}
 			}
-			err := r.commitOffsetsWithRetry(gen, offsets, readerCommitAttempts)
+			err := flush()
 			for _, ch := range waiting {
 				ch <- err
 			}
 			return
-		case req := <-r.commits:
-			offsets.merge(req.commits)
-			req.errch <- r.commitOffsetsWithRetry(gen, offsets, readerCommitAttempts)
-			offsets.reset()
-		}
-	}
-}
-
-// commitLoopInterval commits what was requested every CommitInterval, and
-// once more when the generation ends (Close included).
-func (r *Reader) commitLoopInterval(ctx context.Context, gen *Generation) {
-	ticker := time.NewTicker(r.config.CommitInterval)
-	defer ticker.Stop()
-	offsets := offsetStash{}
-	flush := func() {
-		if err := r.commitOffsetsWithRetry(gen, offsets, readerCommitAttempts); err != nil {
-			r.withErrorLogger(func(l Logger) { l.Printf("%v", err) })
-		} else {
-			offsets.reset()
-		}
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			for drained := false; !drained; {
-				select {
-				case req := <-r.commits:
-					offsets.merge(req.commits)
-				default:
-					drained = true
-				}
-			}
-			flush()
-			return
-		case <-ticker.C:
-			flush()
-		case req := <-r.commits:
-			offsets.merge(req.commits)
 		}
 	}
 }
@@ -934,12 +913,14 @@ type humanOffset int64
 func toHumanOffset(v int64) humanOffset { return humanOffset(v) }
 
 func (offset humanOffset) Format(w fmt.State, _ rune) {
-	switch v := int64(offset); v {
+	var s string
+	switch int64(offset) {
 	case FirstOffset:
-		io.WriteString(w, "first offset")
+		s = "first offset"
 	case LastOffset:
-		io.WriteString(w, "last offset")
+		s = "last offset"
 	default:
-		io.WriteString(w, strconv.FormatInt(v, 10))
+		s = strconv.FormatInt(int64(offset), 10)
 	}
+	io.WriteString(w, s)
 }

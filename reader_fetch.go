@@ -398,7 +398,7 @@ func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, ne
 
 func (p *partitionReader) sendMessage(ctx context.Context, msg Message, watermark int64) error {
 	select {
-	case p.reader.msgs <- readerMessage{version: p.version, message: msg, watermark: watermark}:
+	case p.reader.queue <- readerMessage{version: p.version, message: msg, watermark: watermark}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -407,7 +407,7 @@ func (p *partitionReader) sendMessage(ctx context.Context, msg Message, watermar
 
 func (p *partitionReader) sendError(ctx context.Context, err error) error {
 	select {
-	case p.reader.msgs <- readerMessage{version: p.version, error: err}:
+	case p.reader.queue <- readerMessage{version: p.version, error: err}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
