@@ -479,13 +479,18 @@ func (c *brokerConn) broken() error {
 }
 
 // close shuts the connection down; requests waiting on it fail with err.
+// It does not block (pools call it with their lock held): closing a TLS
+// connection writes an alert, which can take a while on a stuck socket.
 func (c *brokerConn) close(err error) {
 	c.mu.Lock()
-	if c.err == nil {
+	first := c.err == nil
+	if first {
 		c.err = err
 	}
 	c.mu.Unlock()
-	c.nc.Close()
+	if first {
+		go c.nc.Close()
+	}
 }
 
 // roundTrip sends req and waits for its response. Cancelling ctx abandons
