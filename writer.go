@@ -128,7 +128,9 @@ type Writer struct {
 	// is called for it, and the call runs beside the partition's sending
 	// loop rather than inside it, so that a Completion may itself call
 	// WriteMessages (to retry, or to write to a dead-letter topic) without
-	// deadlocking, even with MaxBufferedBatches set to 1.
+	// deadlocking, even with MaxBufferedBatches set to 1. (A synchronous
+	// WriteMessages on the same Writer, from Completion, still cannot work:
+	// it would wait for a Completion call queued behind the running one.)
 	//
 	// A panic in Completion is not recovered and ends the program.
 	Completion func(messages []Message, err error)
