@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -352,5 +353,59 @@ func TestIntegrationInitProducerID(t *testing.T) {
 	}
 	if res.Error != nil || res.Producer.ProducerID < 0 {
 		t.Fatalf("transactional producer: %+v %+v", res, res.Producer)
+	}
+}
+
+func TestIntegrationConcurrentProduce(t *testing.T) {
+	client, _ := integrationClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	topic := testTopicName(t)
+	res, err := client.CreateTopics(ctx, &CreateTopicsRequest{Topics: []TopicConfig{{Topic: topic, NumPartitions: 6, ReplicationFactor: 1}}})
+	if err != nil || res.Errors[topic] != nil {
+		t.Fatalf("creating %s: %v %v", topic, err, res)
+	}
+	defer client.DeleteTopics(context.Background(), &DeleteTopicsRequest{Topics: []string{topic}})
+
+	const workers, each = 12, 20
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				r, err := client.Produce(ctx, &ProduceRequest{
+					Topic: topic, Partition: (w + i) % 6, RequiredAcks: RequireAll,
+					Records: NewRecordReader(Record{Value: NewBytes([]byte(fmt.Sprintf("%d-%d", w, i)))}),
+				})
+				if err == nil && r.Error != nil {
+					err = r.Error
+				}
+				if err != nil {
+					t.Errorf("worker %d record %d: %v", w, i, err)
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+
+	var offsets []OffsetRequest
+	for p := 0; p < 6; p++ {
+		offsets = append(offsets, LastOffsetOf(p))
+	}
+	lo, err := client.ListOffsets(ctx, &ListOffsetsRequest{Topics: map[string][]OffsetRequest{topic: offsets}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := int64(0)
+	for _, po := range lo.Topics[topic] {
+		if po.Error != nil {
+			t.Fatal(po.Error)
+		}
+		total += po.LastOffset
+	}
+	if total != workers*each {
+		t.Fatalf("%d records stored, want %d", total, workers*each)
 	}
 }
