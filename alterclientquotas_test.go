@@ -9,8 +9,8 @@ import (
 )
 
 func TestClientClientQuotas(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	user := fmt.Sprintf("quota-user-%d", time.Now().UnixNano())
 
 	userOnly := []AlterClientQuotaEntity{{EntityType: "user", EntityName: user}}
@@ -95,8 +95,8 @@ func TestClientClientQuotas(t *testing.T) {
 // An empty entity name stands for the default entity: it is sent as null
 // and comes back empty.
 func TestClientClientQuotasDefaultEntity(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	clientDefault := []AlterClientQuotaEntity{{EntityType: "client-id"}}
 	alter, err := client.AlterClientQuotas(ctx, &AlterClientQuotasRequest{Entries: []AlterClientQuotaEntry{
 		{Entities: clientDefault, Ops: []AlterClientQuotaOps{{Key: "connection_creation_rate", Value: 7}}},

@@ -36,8 +36,8 @@ func adminSaltedPassword(h func() hash.Hash, password string, salt []byte, itera
 }
 
 func TestClientUserScramCredentials(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	user := fmt.Sprintf("scram-user-%d", time.Now().UnixNano())
 	salt := []byte("0123456789abcdef")
 
@@ -124,7 +124,7 @@ func TestClientUserScramCredentials(t *testing.T) {
 
 // A credential created with AlterUserScramCredentials logs in.
 func TestClientUserScramCredentialsLogin(t *testing.T) {
-	addrs := brokersFromEnv(t, "KAFKA_SASL_BROKERS", "127.0.0.1:9096")
+	addrs := adminBrokers(t, "KAFKA_SASL_BROKERS", "127.0.0.1:9096")
 	admin, err := scram.Mechanism(scram.SHA512, "scram512-user", "scram512-secret")
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestClientUserScramCredentialsLogin(t *testing.T) {
 	adminTransport := &Transport{SASL: admin}
 	defer adminTransport.CloseIdleConnections()
 	client := &Client{Addr: TCP(addrs...), Transport: adminTransport, Timeout: 20 * time.Second}
-	ctx := testContext(t)
+	ctx := adminContext(t)
 
 	user := fmt.Sprintf("new-user-%d", time.Now().UnixNano())
 	salt := []byte(user + "-salt")

@@ -83,8 +83,8 @@ func adminCheckText(t *testing.T, v textEnum, name string, parsed interface {
 // ACLs created are listed by DescribeACLs, deleted by DeleteACLs (which
 // lists what it deleted), and then gone.
 func TestClientACLs(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	topic := fmt.Sprintf("acl-topic-%d", time.Now().UnixNano())
 	principal := fmt.Sprintf("User:alice-%d", time.Now().UnixNano())
 

@@ -26,8 +26,8 @@ func adminTopicConfigs(ctx context.Context, t *testing.T, client *Client, topic 
 }
 
 func TestClientDescribeConfigs(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	topic := adminTopic(t, client, 1)
 
 	res, err := client.DescribeConfigs(ctx, &DescribeConfigsRequest{

@@ -8,8 +8,8 @@ import (
 )
 
 func TestClientElectLeaders(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	topic := adminTopic(t, client, 3)
 
 	res, err := client.ElectLeaders(ctx, &ElectLeadersRequest{Topic: topic, Partitions: []int{0, 2, 99}, Timeout: 5 * time.Second})

@@ -26,8 +26,8 @@ func adminOffset(ctx context.Context, t *testing.T, client *Client, group, topic
 // Consumer offsets committed in a transaction become visible when it
 // commits, and are dropped when it aborts.
 func TestClientTransactionalOffsets(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	topic := adminTopic(t, client, 3)
 	group := fmt.Sprintf("txn-group-%d", time.Now().UnixNano())
 	txnID := fmt.Sprintf("txn-%d", time.Now().UnixNano())

@@ -6,8 +6,8 @@ import (
 )
 
 func TestClientIncrementalAlterConfigs(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	topic := adminTopic(t, client, 1)
 	before := adminTopicConfigs(ctx, t, client, topic, "retention.ms", "max.message.bytes")
 

@@ -4,19 +4,68 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
+// adminBrokers returns the addresses in the environment variable env (or
+// def), skipping the test when no broker answers there, unless
+// KAFKA_REQUIRE_BROKERS is set.
+func adminBrokers(t *testing.T, env, def string) []string {
+	t.Helper()
+	list := os.Getenv(env)
+	if list == "" {
+		list = def
+	}
+	addrs := strings.Split(list, ",")
+	for _, addr := range addrs {
+		if conn, err := net.DialTimeout("tcp", addr, 2*time.Second); err == nil {
+			conn.Close()
+			return addrs
+		}
+	}
+	if os.Getenv("KAFKA_REQUIRE_BROKERS") != "" {
+		t.Fatalf("no kafka broker answers at %s", list)
+	}
+	t.Skipf("no kafka broker answers at %s", list)
+	return nil
+}
+
+// adminClientID is the client ID of adminClient's connections.
+const adminClientID = "kafka-go-admin-test"
+
+// adminClient returns a Client of the integration cluster, with its own
+// transport.
+func adminClient(t *testing.T) *Client {
+	addrs := adminBrokers(t, "KAFKA_BROKERS", "127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094")
+	tr := &Transport{ClientID: adminClientID}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &Client{Addr: TCP(addrs...), Timeout: 20 * time.Second, Transport: tr}
+}
+
+func adminContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// adminTopicName is a topic name unique to the test and the run.
+func adminTopicName(t *testing.T) string {
+	return fmt.Sprintf("admin-%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+}
+
 // adminTopic creates a topic with the given number of partitions on the
 // integration cluster and deletes it when the test ends.
 func adminTopic(t *testing.T, client *Client, partitions int) string {
 	t.Helper()
-	topic := testTopicName(t)
-	res, err := client.CreateTopics(testContext(t), &CreateTopicsRequest{Topics: []TopicConfig{{
+	topic := adminTopicName(t)
+	res, err := client.CreateTopics(adminContext(t), &CreateTopicsRequest{Topics: []TopicConfig{{
 		Topic: topic, NumPartitions: partitions, ReplicationFactor: 1,
 	}}})
 	if err != nil {
@@ -48,8 +97,8 @@ func adminJoin(ctx context.Context, client *Client, req JoinGroupRequest) (*Join
 }
 
 func TestClientGroupLifecycle(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx := testContext(t)
+	client := adminClient(t)
+	ctx := adminContext(t)
 	topic := adminTopic(t, client, 3)
 	group := fmt.Sprintf("group-%d", time.Now().UnixNano())
 
@@ -120,7 +169,7 @@ func TestClientGroupLifecycle(t *testing.T) {
 		t.Fatalf("DescribeGroups: %+v", desc.Groups)
 	}
 	members := desc.Groups[0].Members
-	if len(members) != 1 || members[0].MemberID != join.MemberID || members[0].ClientID != "kafka-go-transport-test" || members[0].ClientHost == "" {
+	if len(members) != 1 || members[0].MemberID != join.MemberID || members[0].ClientID != adminClientID || members[0].ClientHost == "" {
 		t.Fatalf("described members %+v", members)
 	}
 	wantMeta := DescribeGroupsResponseMemberMetadata{
@@ -272,8 +321,8 @@ func adminSortedFetch(parts []OffsetFetchPartition) []OffsetFetchPartition {
 // assigns one partition set to each, each member reads its own assignment
 // back from SyncGroup, and the generation settles with both.
 func TestClientGroupTwoMembers(t *testing.T) {
-	client, _ := integrationClient(t)
-	ctx, cancel := context.WithTimeout(testContext(t), 25*time.Second)
+	client := adminClient(t)
+	ctx, cancel := context.WithTimeout(adminContext(t), 25*time.Second)
 	defer cancel()
 	topic := adminTopic(t, client, 4)
 	group := fmt.Sprintf("group2-%d", time.Now().UnixNano())
