@@ -576,6 +576,19 @@ func filterMetadata(meta *metadata.Response, names []string) *metadata.Response 
 // a topic takes effect asynchronously, and requests sent before the
 // metadata shows it would fail. It gives up when ctx ends or after a while.
 func (cl *cluster) waitForTopics(ctx context.Context, topics []string) {
+	if cl.metadataTopics != nil {
+		// Topics outside MetadataTopics never show in the cache.
+		var cached []string
+		for _, name := range topics {
+			for _, m := range cl.metadataTopics {
+				if m == name {
+					cached = append(cached, name)
+					break
+				}
+			}
+		}
+		topics = cached
+	}
 	if len(topics) == 0 {
 		return
 	}
