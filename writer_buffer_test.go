@@ -641,3 +641,115 @@ func TestWriterWaitersServedInArrivalOrder(t *testing.T) {
 		})
 	}
 }
+
+// Randomized: producers write with short random deadlines while the broker
+// stalls and recovers. Whatever happens, a message reported as not accepted
+// is never written, every accepted one is written exactly once, and each
+// producer's messages stay in order within a partition.
+func TestWriterRefusedNeverWrittenAcceptedExactlyOnce(t *testing.T) {
+	for _, limits := range []struct{ batches, bytes int }{{1, 0}, {3, 0}, {0, 400}, {2, 300}} {
+		t.Run(fmt.Sprintf("batches=%d/bytes=%d", limits.batches, limits.bytes), func(t *testing.T) {
+			const producers, perProducer, parts = 4, 300, 3
+			stub := newStubBroker(map[string]int{"t": parts})
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyBalancer,
+				BatchSize: 3, BatchTimeout: time.Millisecond, Async: true, RequiredAcks: RequireOne,
+				MaxBufferedBatches: limits.batches, MaxBufferedBytes: int64(limits.bytes),
+			}
+			stop := make(chan struct{})
+			var toggler sync.WaitGroup
+			toggler.Add(1)
+			go func() {
+				defer toggler.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					case <-time.After(2 * time.Millisecond):
+					}
+					if i%2 == 0 {
+						stub.block()
+					} else {
+						stub.release()
+					}
+				}
+			}()
+
+			accepted := make([]map[string]bool, producers)
+			refused := make([]map[string]bool, producers)
+			var wg sync.WaitGroup
+			for g := 0; g < producers; g++ {
+				accepted[g], refused[g] = map[string]bool{}, map[string]bool{}
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					for i := 0; i < perProducer; i += 2 {
+						msgs := []Message{
+							{Key: []byte("p" + strconv.Itoa(i%parts)), Value: []byte(fmt.Sprintf("%d:%d", g, i))},
+							{Key: []byte("p" + strconv.Itoa((i+g)%parts)), Value: []byte(fmt.Sprintf("%d:%d", g, i+1))},
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%5)*time.Millisecond)
+						err := w.WriteMessages(ctx, msgs...)
+						cancel()
+						var nae *NotAcceptedError
+						switch {
+						case err == nil:
+							for _, m := range msgs {
+								accepted[g][string(m.Value)] = true
+							}
+						case errors.As(err, &nae):
+							for j, m := range msgs {
+								if errors.Is(nae.Errors[j], ErrNotAccepted) {
+									refused[g][string(m.Value)] = true
+								} else {
+									accepted[g][string(m.Value)] = true
+								}
+							}
+						default:
+							t.Errorf("unexpected error: %v", err)
+							return
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
+			close(stop)
+			toggler.Wait()
+			stub.release()
+			w.Close()
+
+			seen := map[string]bool{}
+			for p := 0; p < parts; p++ {
+				last := make([]int, producers)
+				for i := range last {
+					last[i] = -1
+				}
+				for _, r := range stub.records(topicPartition{"t", int32(p)}) {
+					var g, i int
+					fmt.Sscanf(r.value, "%d:%d", &g, &i)
+					if seen[r.value] {
+						t.Fatalf("%s written twice", r.value)
+					}
+					seen[r.value] = true
+					if refused[g][r.value] {
+						t.Fatalf("%s was refused but written", r.value)
+					}
+					if i <= last[g] {
+						t.Fatalf("partition %d: producer %d's message %d after %d", p, g, i, last[g])
+					}
+					last[g] = i
+				}
+			}
+			nRefused := 0
+			for g := 0; g < producers; g++ {
+				nRefused += len(refused[g])
+				for v := range accepted[g] {
+					if !seen[v] {
+						t.Fatalf("accepted message %s never written", v)
+					}
+				}
+			}
+			t.Logf("%d written, %d refused", len(seen), nRefused)
+		})
+	}
+}
