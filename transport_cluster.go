@@ -518,7 +518,7 @@ func (cl *cluster) metadata(ctx context.Context, req *metadata.Request) (Respons
 			names[i] = t.Name
 		}
 	}
-	if missingTopics(s, names) && !req.AllowAutoTopicCreation && time.Since(s.started) > 200*time.Millisecond {
+	if missingTopics(s, cl.cacheable(names)) && !req.AllowAutoTopicCreation && time.Since(s.started) > 200*time.Millisecond {
 		if s2, err := cl.getState(ctx, time.Now()); err == nil {
 			s = s2
 		}
@@ -539,6 +539,24 @@ func (cl *cluster) metadata(ctx context.Context, req *metadata.Request) (Respons
 		return m, nil
 	}
 	return filterMetadata(s.meta, names), nil
+}
+
+// cacheable keeps the topics that the cached metadata can list: all, unless
+// MetadataTopics restricts them.
+func (cl *cluster) cacheable(topics []string) []string {
+	if cl.metadataTopics == nil {
+		return topics
+	}
+	var out []string
+	for _, name := range topics {
+		for _, m := range cl.metadataTopics {
+			if m == name {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func missingTopics(s *clusterState, names []string) bool {
@@ -576,19 +594,7 @@ func filterMetadata(meta *metadata.Response, names []string) *metadata.Response 
 // a topic takes effect asynchronously, and requests sent before the
 // metadata shows it would fail. It gives up when ctx ends or after a while.
 func (cl *cluster) waitForTopics(ctx context.Context, topics []string) {
-	if cl.metadataTopics != nil {
-		// Topics outside MetadataTopics never show in the cache.
-		var cached []string
-		for _, name := range topics {
-			for _, m := range cl.metadataTopics {
-				if m == name {
-					cached = append(cached, name)
-					break
-				}
-			}
-		}
-		topics = cached
-	}
+	topics = cl.cacheable(topics)
 	if len(topics) == 0 {
 		return
 	}
