@@ -130,13 +130,12 @@ type ConsumerGroupConfig struct {
 // Validate checks the configuration and fills in the defaults of unset
 // fields.
 func (config *ConsumerGroupConfig) Validate() error {
-	if len(config.Brokers) == 0 {
+	switch {
+	case len(config.Brokers) == 0:
 		return errors.New("cannot create a consumer group with an empty list of broker addresses")
-	}
-	if len(config.Topics) == 0 {
+	case len(config.Topics) == 0:
 		return errors.New("cannot create a consumer group without a topic")
-	}
-	if config.ID == "" {
+	case config.ID == "":
 		return errors.New("cannot create a consumer group without an ID")
 	}
 
@@ -146,37 +145,39 @@ func (config *ConsumerGroupConfig) Validate() error {
 	if len(config.GroupBalancers) == 0 {
 		config.GroupBalancers = []GroupBalancer{RangeGroupBalancer{}, RoundRobinGroupBalancer{}}
 	}
-	cgDefaultDuration(&config.HeartbeatInterval, groupDefaultHeartbeat)
-	cgDefaultDuration(&config.SessionTimeout, groupDefaultSessionTimeout)
-	cgDefaultDuration(&config.PartitionWatchInterval, groupDefaultPartitionWatch)
-	cgDefaultDuration(&config.RebalanceTimeout, groupDefaultRebalanceTimeout)
-	cgDefaultDuration(&config.JoinGroupBackoff, groupDefaultJoinBackoff)
-	cgDefaultDuration(&config.RetentionTime, groupDefaultRetentionTime)
+	// Each duration: its default, and the message when it is out of range
+	// (upstream's texts, misspelling included: programs may match them).
+	durations := []struct {
+		field  *time.Duration
+		def    time.Duration
+		format string
+	}{
+		{&config.HeartbeatInterval, groupDefaultHeartbeat, "HeartbeatInterval out of bounds: %d"},
+		{&config.SessionTimeout, groupDefaultSessionTimeout, "SessionTimeout out of bounds: %d"},
+		{&config.RebalanceTimeout, groupDefaultRebalanceTimeout, "RebalanceTimeout out of bounds: %d"},
+		{&config.JoinGroupBackoff, groupDefaultJoinBackoff, "JoinGroupBackoff out of bounds: %d"},
+		{&config.RetentionTime, groupDefaultRetentionTime, "RetentionTime out of bounds: %d"},
+		{&config.PartitionWatchInterval, groupDefaultPartitionWatch, "PartitionWachInterval out of bounds %d"},
+	}
+	for _, d := range durations {
+		cgDefaultDuration(d.field, d.def)
+	}
+	for _, d := range durations {
+		ok := cgMillisFit(*d.field)
+		if d.field == &config.RetentionTime {
+			// Any non-negative retention, or -1ms for the broker's.
+			ok = *d.field >= 0 || *d.field == groupDefaultRetentionTime
+		}
+		if !ok {
+			return fmt.Errorf(d.format, *d.field)
+		}
+	}
 
-	if !cgMillisFit(config.HeartbeatInterval) {
-		return fmt.Errorf("HeartbeatInterval out of bounds: %d", config.HeartbeatInterval)
-	}
-	if !cgMillisFit(config.SessionTimeout) {
-		return fmt.Errorf("SessionTimeout out of bounds: %d", config.SessionTimeout)
-	}
-	if !cgMillisFit(config.RebalanceTimeout) {
-		return fmt.Errorf("RebalanceTimeout out of bounds: %d", config.RebalanceTimeout)
-	}
-	if !cgMillisFit(config.JoinGroupBackoff) {
-		return fmt.Errorf("JoinGroupBackoff out of bounds: %d", config.JoinGroupBackoff)
-	}
-	if config.RetentionTime < 0 && config.RetentionTime != groupDefaultRetentionTime {
-		return fmt.Errorf("RetentionTime out of bounds: %d", config.RetentionTime)
-	}
-	if !cgMillisFit(config.PartitionWatchInterval) {
-		// The misspelling is upstream's; programs may match the text.
-		return fmt.Errorf("PartitionWachInterval out of bounds %d", config.PartitionWatchInterval)
-	}
-
-	if config.StartOffset == 0 {
+	switch config.StartOffset {
+	case 0:
 		config.StartOffset = FirstOffset
-	}
-	if config.StartOffset != FirstOffset && config.StartOffset != LastOffset {
+	case FirstOffset, LastOffset:
+	default:
 		return fmt.Errorf("StartOffset is not valid %d", config.StartOffset)
 	}
 	cgDefaultDuration(&config.Timeout, groupDefaultTimeout)
@@ -276,16 +277,17 @@ func (cg *ConsumerGroup) Close() error {
 // returned once the previous one has ended. Errors met while joining are
 // returned here; after Close, Next returns ErrGroupClosed.
 func (cg *ConsumerGroup) Next(ctx context.Context) (*Generation, error) {
+	var gen *Generation
+	var err error
 	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case gen = <-cg.next:
+	case err = <-cg.errs:
 	case <-cg.done:
-		return nil, ErrGroupClosed
-	case err := <-cg.errs:
-		return nil, err
-	case gen := <-cg.next:
-		return gen, nil
+		err = ErrGroupClosed
+	case <-ctx.Done():
+		err = ctx.Err()
 	}
+	return gen, err
 }
 
 // run joins generation after generation until the group is closed. Only
@@ -386,19 +388,25 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 		}
 	}
 
-	select {
-	case <-cg.done:
+	// Hand the generation to Next, then wait for its end; Close ends it
+	// at either step (Next may have no caller anymore).
+	handed := false
+	for {
+		var next chan<- *Generation
+		if !handed {
+			next = cg.next
+		}
+		select {
+		case next <- gen:
+			handed = true
+			continue
+		case <-gen.done:
+		case <-cg.done:
+		}
 		gen.close()
-		return memberID, ErrGroupClosed
-	case cg.next <- gen:
-	}
-
-	select {
-	case <-cg.done:
-		gen.close()
-		return memberID, ErrGroupClosed
-	case <-gen.done:
-		gen.close()
+		if cg.isClosed() {
+			return memberID, ErrGroupClosed
+		}
 		return memberID, nil
 	}
 }
@@ -733,16 +741,17 @@ func (cg *ConsumerGroup) leaveGroup(memberID string) {
 }
 
 func (cg *ConsumerGroup) withLogger(do func(Logger)) {
-	if cg.config.Logger != nil {
-		do(cg.config.Logger)
+	if l := cg.config.Logger; l != nil {
+		do(l)
 	}
 }
 
 func (cg *ConsumerGroup) withErrorLogger(do func(Logger)) {
-	if cg.config.ErrorLogger != nil {
+	switch {
+	case cg.config.ErrorLogger != nil:
 		do(cg.config.ErrorLogger)
-	} else {
-		cg.withLogger(do)
+	case cg.config.Logger != nil:
+		do(cg.config.Logger)
 	}
 }
 
@@ -934,38 +943,37 @@ func (g *Generation) heartbeatLoop(interval time.Duration) {
 }
 
 // partitionWatcher ends the generation when the partition count of topic
-// changes, so that the group rebalances to cover the new partitions.
+// changes, so that the group rebalances to cover the new partitions. Kafka
+// errors are retried at the next tick; any other failure (the cluster is
+// unreachable) ends the generation too, as the next one reconnects.
 func (g *Generation) partitionWatcher(interval time.Duration, topic string) {
+	count := func() (int, bool) {
+		parts, err := g.cg.readPartitions(topic)
+		if err == nil {
+			return len(parts), true
+		}
+		g.logError(func(l Logger) { l.Printf("problem getting partitions of %s: %v", topic, err) })
+		var kerr Error
+		return -1, errors.As(err, &kerr)
+	}
 	g.Start(func(ctx context.Context) {
 		g.log(func(l Logger) {
 			l.Printf("started partition watcher for group, %v, topic %v [%v]", g.GroupID, topic, interval)
 		})
 		defer g.log(func(l Logger) { l.Printf("stopped partition watcher for group, %v, topic %v", g.GroupID, topic) })
-		initial, err := g.cg.readPartitions(topic)
-		if err != nil {
-			g.logError(func(l Logger) { l.Printf("problem getting partitions of %s: %v", topic, err) })
+
+		want := -1
+		if n, ok := count(); ok && n >= 0 {
+			want = n
+		} else {
 			return
 		}
-		ticker := time.NewTicker(interval)
-		defer ticker.Stop()
-		for {
-			select {
-			case <-ctx.Done():
+		for sleepContext(ctx, interval) {
+			n, ok := count()
+			switch {
+			case !ok:
 				return
-			case <-ticker.C:
-			}
-			parts, err := g.cg.readPartitions(topic)
-			if err != nil {
-				g.logError(func(l Logger) {
-					l.Printf("problem getting partitions of %s while checking for changes: %v", topic, err)
-				})
-				var kerr Error
-				if errors.As(err, &kerr) {
-					continue
-				}
-				return
-			}
-			if len(parts) != len(initial) {
+			case n >= 0 && n != want:
 				g.log(func(l Logger) { l.Printf("partition changes found, rebalancing group: %v", g.GroupID) })
 				return
 			}

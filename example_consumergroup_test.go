@@ -3,8 +3,7 @@ package kafka_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
+	"log"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -13,78 +12,71 @@ import (
 // goroutine per partition reads it from the group's offset and commits as
 // it goes, until the generation ends (another member joined or left).
 func ExampleGeneration_Start_consumerGroupParallelReaders() {
-	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
-		ID:      "my-group",
-		Brokers: []string{"kafka:9092"},
-		Topics:  []string{"my-topic"},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "error creating consumer group: %+v\n", err)
-		os.Exit(1)
-	}
-	defer group.Close()
+	brokers := []string{"localhost:9092"}
+	const topic = "events"
 
-	for {
-		gen, err := group.Next(context.TODO())
-		if err != nil {
-			break
-		}
-		for _, assignment := range gen.Assignments["my-topic"] {
-			partition, offset := assignment.ID, assignment.Offset
-			gen.Start(func(ctx context.Context) {
-				r := kafka.NewReader(kafka.ReaderConfig{
-					Brokers:   []string{"kafka:9092"},
-					Topic:     "my-topic",
-					Partition: partition,
-				})
-				defer r.Close()
-				if err := r.SetOffset(offset); err != nil {
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{ID: "event-processors", Brokers: brokers, Topics: []string{topic}})
+	if err != nil {
+		log.Fatalf("consumer group: %v", err)
+	}
+	defer cg.Close()
+
+	readPartition := func(gen *kafka.Generation, a kafka.PartitionAssignment) {
+		gen.Start(func(ctx context.Context) {
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: a.ID})
+			defer r.Close()
+			if err := r.SetOffset(a.Offset); err != nil {
+				return
+			}
+			for {
+				m, err := r.FetchMessage(ctx)
+				switch {
+				case errors.Is(err, kafka.ErrGenerationEnded), ctx.Err() != nil:
+					return // the partition may now belong to another member
+				case err != nil:
+					log.Printf("partition %d: %v", a.ID, err)
 					return
 				}
-				for {
-					msg, err := r.ReadMessage(ctx)
-					if errors.Is(err, kafka.ErrGenerationEnded) || ctx.Err() != nil {
-						return // the next generation takes over
-					}
-					if err != nil {
-						fmt.Printf("error reading partition %d: %+v\n", partition, err)
-						return
-					}
-					fmt.Printf("received message %s/%d/%d : %s\n", msg.Topic, msg.Partition, msg.Offset, string(msg.Value))
-					if err := gen.CommitOffsets(map[string]map[int]int64{"my-topic": {partition: msg.Offset + 1}}); err != nil {
-						return
-					}
+				log.Printf("%s[%d]@%d: %s", m.Topic, m.Partition, m.Offset, m.Value)
+				next := map[string]map[int]int64{topic: {a.ID: m.Offset + 1}}
+				if err := gen.CommitOffsets(next); err != nil {
+					return
 				}
-			})
+			}
+		})
+	}
+
+	for {
+		gen, err := cg.Next(context.Background())
+		if err != nil {
+			return // ErrGroupClosed after Close
+		}
+		for _, a := range gen.Assignments[topic] {
+			readPartition(gen, a)
 		}
 	}
 }
 
 // CommitOffsets can also move a group's position, here back to the start
-// of partitions 0 and 1 (committed offsets are those of the next message
-// to read).
+// of partitions 0 and 1 (a committed offset is that of the next message to
+// read).
 func ExampleGeneration_CommitOffsets_overwriteOffsets() {
-	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
-		ID:      "my-group",
-		Brokers: []string{"kafka:9092"},
-		Topics:  []string{"my-topic"},
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID:      "event-processors",
+		Brokers: []string{"localhost:9092"},
+		Topics:  []string{"events"},
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "error creating consumer group: %+v\n", err)
-		os.Exit(1)
+		log.Fatalf("consumer group: %v", err)
 	}
-	defer group.Close()
+	defer cg.Close()
 
-	gen, err := group.Next(context.TODO())
+	gen, err := cg.Next(context.Background())
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "error getting next generation: %+v\n", err)
-		os.Exit(1)
+		log.Fatalf("joining: %v", err)
 	}
-	err = gen.CommitOffsets(map[string]map[int]int64{
-		"my-topic": {0: 0, 1: 0},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "error committing offsets: %+v\n", err)
-		os.Exit(1)
+	rewind := map[string]map[int]int64{"events": {0: 0, 1: 0}}
+	if err := gen.CommitOffsets(rewind); err != nil {
+		log.Fatalf("committing: %v", err)
 	}
 }
