@@ -470,7 +470,10 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	// Give the space back before anyone hears about the outcome, so that
 	// whoever reacts to it by writing again finds room. Refilling the
 	// sending place in the same step keeps "queue not empty implies a batch
-	// is being sent" true at all times.
+	// is being sent" true at all times. The gauges drop first, so that they
+	// never show more than the limits allow.
+	s.bufferedBytes.Add(-b.bytes)
+	s.bufferedBatches.Add(-1)
 	pw.mu.Lock()
 	if b.slot {
 		pw.slots.Release(1)
@@ -487,8 +490,6 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	if st.bytes != nil {
 		st.bytes.Release(b.bytes)
 	}
-	s.bufferedBytes.Add(-b.bytes)
-	s.bufferedBatches.Add(-1)
 
 	switch {
 	case pw.completions != nil:
