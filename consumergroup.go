@@ -366,27 +366,8 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 		return memberID, err
 	}
 
-	gen := &Generation{
-		ID:              join.GenerationID,
-		GroupID:         cg.config.ID,
-		MemberID:        memberID,
-		Assignments:     cg.makeAssignments(assigned, offsets),
-		cg:              cg,
-		done:            make(chan struct{}),
-		joined:          make(chan struct{}),
-		retentionMillis: int64(cg.config.RetentionTime / time.Millisecond),
-		log:             cg.withLogger,
-		logError:        cg.withErrorLogger,
-	}
-
-	// Any of these ending (a failed heartbeat, a partition count change)
-	// ends the generation.
-	gen.heartbeatLoop(cg.config.HeartbeatInterval)
-	if cg.config.WatchPartitionChanges {
-		for _, topic := range cg.config.Topics {
-			gen.partitionWatcher(cg.config.PartitionWatchInterval, topic)
-		}
-	}
+	gen := cg.newGeneration(join.GenerationID, memberID, cg.makeAssignments(assigned, offsets))
+	gen.startWatchers()
 
 	// Hand the generation to Next, then wait for its end; Close ends it
 	// at either step (Next may have no caller anymore).
@@ -400,7 +381,7 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 		case next <- gen:
 			handed = true
 			continue
-		case <-gen.done:
+		case <-gen.ended:
 		case <-cg.done:
 		}
 		gen.close()
@@ -408,6 +389,35 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 			return memberID, ErrGroupClosed
 		}
 		return memberID, nil
+	}
+}
+
+func (cg *ConsumerGroup) newGeneration(id int32, memberID string, assignments map[string][]PartitionAssignment) *Generation {
+	return &Generation{
+		ID:              id,
+		GroupID:         cg.config.ID,
+		MemberID:        memberID,
+		Assignments:     assignments,
+		cg:              cg,
+		ended:           make(chan struct{}),
+		allReturned:     make(chan struct{}),
+		retentionMillis: cg.config.RetentionTime.Milliseconds(),
+		log:             cg.withLogger,
+		logError:        cg.withErrorLogger,
+	}
+}
+
+// startWatchers starts the goroutines whose return ends the generation: the
+// heartbeat (it fails when the group rebalances) and the partition count
+// watchers.
+func (g *Generation) startWatchers() {
+	cfg := &g.cg.config
+	g.heartbeatLoop(cfg.HeartbeatInterval)
+	if !cfg.WatchPartitionChanges {
+		return
+	}
+	for _, topic := range cfg.Topics {
+		g.partitionWatcher(cfg.PartitionWatchInterval, topic)
 	}
 }
 
@@ -774,18 +784,18 @@ type Generation struct {
 
 	cg *ConsumerGroup
 
-	// lock guards done (closed once, when the generation ends), closed,
-	// routines (the functions of Start still running) and joined (closed
-	// when the last of them returns after the generation ended).
-	lock     sync.Mutex
-	done     chan struct{}
-	closed   bool
-	routines int
-	joined   chan struct{}
+	// mu guards the bookkeeping of Start: ended is closed once (isOver
+	// then set) when the generation ends; running counts the functions of
+	// Start still running, and allReturned is closed when the last of them
+	// returns.
+	mu          sync.Mutex
+	ended       chan struct{}
+	isOver      bool
+	running     int
+	allReturned chan struct{}
 
 	retentionMillis int64
-	log             func(func(Logger))
-	logError        func(func(Logger))
+	log, logError   func(func(Logger))
 }
 
 // generationContext is the context.Context given to the functions of
@@ -793,35 +803,35 @@ type Generation struct {
 type generationContext struct{ gen *Generation }
 
 func (c generationContext) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c generationContext) Done() <-chan struct{}       { return c.gen.done }
+func (c generationContext) Done() <-chan struct{}       { return c.gen.ended }
 func (c generationContext) Value(interface{}) interface{} {
 	return nil
 }
 func (c generationContext) Err() error {
 	select {
-	case <-c.gen.done:
+	case <-c.gen.ended:
 		return ErrGenerationEnded
 	default:
 		return nil
 	}
 }
 
-// end marks the generation over; the caller holds g.lock.
+// end marks the generation over; the caller holds g.mu.
 func (g *Generation) end() {
-	if !g.closed {
-		g.closed = true
-		close(g.done)
+	if !g.isOver {
+		g.isOver = true
+		close(g.ended)
 	}
 }
 
 // close ends the generation and waits for the functions of Start to return.
 func (g *Generation) close() {
-	g.lock.Lock()
+	g.mu.Lock()
 	g.end()
-	running := g.routines > 0
-	g.lock.Unlock()
+	running := g.running > 0
+	g.mu.Unlock()
 	if running {
-		<-g.joined
+		<-g.allReturned
 	}
 }
 
@@ -831,23 +841,23 @@ func (g *Generation) close() {
 // return before it joins the next generation, so fn must return promptly
 // once its context is done.
 func (g *Generation) Start(fn func(ctx context.Context)) {
-	g.lock.Lock()
-	defer g.lock.Unlock()
-	if g.closed {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.isOver {
 		// Still call fn (the caller may wait for it to run); its context is
 		// already done.
 		go fn(generationContext{g})
 		return
 	}
-	g.routines++
+	g.running++
 	go func() {
 		fn(generationContext{g})
-		g.lock.Lock()
-		defer g.lock.Unlock()
+		g.mu.Lock()
+		defer g.mu.Unlock()
 		g.end()
-		g.routines--
-		if g.routines == 0 {
-			close(g.joined)
+		g.running--
+		if g.running == 0 {
+			close(g.allReturned)
 		}
 	}()
 }

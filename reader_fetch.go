@@ -182,13 +182,15 @@ func (p *partitionReader) initialize(ctx context.Context, offset int64) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	switch {
-	case offset == FirstOffset:
+	switch offset {
+	case FirstOffset:
 		offset = first
-	case offset == LastOffset:
+	case LastOffset:
 		offset = last
+	}
+	switch {
 	case offset < first:
-		offset = first
+		offset = first // deleted by retention meanwhile
 	case offset > last:
 		// Nothing there yet: run retries later, or reports it when
 		// OffsetOutOfRangeError is set.
