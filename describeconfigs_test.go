@@ -3,7 +3,13 @@ package kafka
 import (
 	"context"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/describeconfigs"
 )
 
 // adminTopicConfigs reads the named configuration entries of a topic.
@@ -94,5 +100,51 @@ func TestClientDescribeConfigs(t *testing.T) {
 		if _, ok := all[name]; !ok {
 			t.Errorf("entry %s missing from all entries", name)
 		}
+	}
+}
+
+// Fields only some versions carry (IsDefault in v0, synonyms in v1+,
+// types and documentation in v3+) and error messages are mapped.
+func TestClientDescribeConfigsMapping(t *testing.T) {
+	client, rt := adminFakeClient(func(req protocol.Message) (protocol.Message, error) {
+		return &describeconfigs.Response{ThrottleTimeMs: 3, Resources: []describeconfigs.ResponseResource{
+			{ResourceType: 4, ResourceName: "1", ConfigEntries: []describeconfigs.ResponseConfigEntry{{
+				ConfigName: "log.retention.ms", ConfigValue: "100", ReadOnly: true, IsDefault: true, ConfigSource: 4, IsSensitive: true,
+				ConfigSynonyms: []describeconfigs.ResponseConfigSynonym{{ConfigName: "log.retention.hours", ConfigValue: "168", ConfigSource: 5}},
+				ConfigType:     5, ConfigDocumentation: "how long",
+			}}},
+			{ResourceType: 2, ResourceName: "t", ErrorCode: int16(TopicAuthorizationFailed), ErrorMessage: "denied"},
+		}}, nil
+	})
+	res, err := client.DescribeConfigs(context.Background(), &DescribeConfigsRequest{
+		Resources: []DescribeConfigRequestResource{
+			{ResourceType: ResourceTypeBroker, ResourceName: "1", ConfigNames: []string{"log.retention.ms"}},
+			{ResourceType: ResourceTypeTopic, ResourceName: "t"},
+		},
+		IncludeSynonyms: true, IncludeDocumentation: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantReq := &describeconfigs.Request{IncludeSynonyms: true, IncludeDocumentation: true, Resources: []describeconfigs.RequestResource{
+		{ResourceType: 4, ResourceName: "1", ConfigNames: []string{"log.retention.ms"}},
+		{ResourceType: 2, ResourceName: "t"},
+	}}
+	if !reflect.DeepEqual(rt.sent[0], wantReq) {
+		t.Errorf("sent %+v, want %+v", rt.sent[0], wantReq)
+	}
+	if res.Throttle != 3*time.Millisecond || len(res.Resources) != 2 {
+		t.Fatalf("answer %+v", res)
+	}
+	want := DescribeConfigResponseResource{ResourceType: 4, ResourceName: "1", ConfigEntries: []DescribeConfigResponseConfigEntry{{
+		ConfigName: "log.retention.ms", ConfigValue: "100", ReadOnly: true, IsDefault: true, ConfigSource: 4, IsSensitive: true,
+		ConfigSynonyms: []DescribeConfigResponseConfigSynonym{{ConfigName: "log.retention.hours", ConfigValue: "168", ConfigSource: 5}},
+		ConfigType:     5, ConfigDocumentation: "how long",
+	}}}
+	if !reflect.DeepEqual(res.Resources[0], want) {
+		t.Errorf("broker resource %+v, want %+v", res.Resources[0], want)
+	}
+	if r := res.Resources[1]; r.ResourceName != "t" || !errors.Is(r.Error, TopicAuthorizationFailed) || !strings.Contains(r.Error.Error(), "denied") {
+		t.Errorf("topic resource %+v", r)
 	}
 }

@@ -1,10 +1,16 @@
 package kafka
 
 import (
+	"context"
 	"errors"
+	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/electleaders"
 )
 
 func TestClientElectLeaders(t *testing.T) {
@@ -33,5 +39,42 @@ func TestClientElectLeaders(t *testing.T) {
 	}
 	if !errors.Is(results[2].Error, UnknownTopicOrPartition) {
 		t.Errorf("electing the leader of a missing partition: %v, want UnknownTopicOrPartition", results[2].Error)
+	}
+}
+
+func TestClientElectLeadersRequest(t *testing.T) {
+	client, rt := adminFakeClient(func(req protocol.Message) (protocol.Message, error) {
+		return &electleaders.Response{ErrorCode: int16(ClusterAuthorizationFailed), ReplicaElectionResults: []electleaders.ResponseReplicaElectionResult{
+			{Topic: "t", PartitionResults: []electleaders.ResponsePartitionResult{
+				{PartitionID: 1, ErrorCode: int16(PreferredLeaderNotAvailable), ErrorMessage: "replica offline"},
+				{PartitionID: 2},
+			}},
+		}}, nil
+	})
+	res, err := client.ElectLeaders(context.Background(), &ElectLeadersRequest{Topic: "t", Partitions: []int{1, 2}, Timeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &electleaders.Request{TimeoutMs: 3000, TopicPartitions: []electleaders.RequestTopicPartitions{{Topic: "t", PartitionIDs: []int32{1, 2}}}}
+	if !reflect.DeepEqual(rt.sent[0], want) {
+		t.Errorf("sent %+v, want %+v", rt.sent[0], want)
+	}
+	if !errors.Is(res.Error, ClusterAuthorizationFailed) || len(res.PartitionResults) != 2 {
+		t.Fatalf("answer %+v", res)
+	}
+	if r := res.PartitionResults[0]; r.Partition != 1 || !errors.Is(r.Error, PreferredLeaderNotAvailable) || !strings.Contains(r.Error.Error(), "replica offline") {
+		t.Errorf("partition 1: %+v", r)
+	}
+	if r := res.PartitionResults[1]; r.Partition != 2 || r.Error != nil {
+		t.Errorf("partition 2: %+v", r)
+	}
+
+	// No partitions still names the topic, with an empty (not null, which
+	// would mean every partition of the cluster) list.
+	if _, err := client.ElectLeaders(context.Background(), &ElectLeadersRequest{Topic: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rt.sent[1].(*electleaders.Request).TopicPartitions; len(got) != 1 || got[0].PartitionIDs == nil {
+		t.Errorf("sent %+v", got)
 	}
 }

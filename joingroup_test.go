@@ -12,6 +12,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/consumer"
+	"github.com/segmentio/kafka-go/protocol/joingroup"
 )
 
 // adminBrokers returns the addresses in the environment variable env (or
@@ -438,5 +442,66 @@ func TestClientGroupTwoMembers(t *testing.T) {
 	defer mu.Unlock()
 	if a, b := states["a"].assigned, states["b"].assigned; !reflect.DeepEqual(a, []int{0, 2}) || !reflect.DeepEqual(b, []int{1, 3}) {
 		t.Fatalf("assignments a=%v b=%v, want [0 2] and [1 3]", a, b)
+	}
+}
+
+// What JoinGroup sends: durations in milliseconds, and each protocol's
+// subscription in the consumer protocol's format (v1, owned partitions
+// sorted by topic).
+func TestClientJoinGroupRequest(t *testing.T) {
+	sub3, err := protocol.Marshal(3, consumer.Subscription{Version: 3, Topics: []string{"t"}, OwnedPartitions: []consumer.TopicPartition{{Topic: "t", Partitions: []int32{2}}}, GenerationID: 8, RackID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := []joingroup.ResponseMember{{MemberID: "a", GroupInstanceID: "ia", Metadata: sub3}}
+	client, rt := adminFakeClient(func(req protocol.Message) (protocol.Message, error) {
+		return &joingroup.Response{
+			ThrottleTimeMS: 1, GenerationID: 3, ProtocolType: "consumer", ProtocolName: "rr",
+			LeaderID: "a", MemberID: "a", Members: members,
+		}, nil
+	})
+	res, err := client.JoinGroup(context.Background(), &JoinGroupRequest{
+		GroupID: "g", SessionTimeout: 6 * time.Second, RebalanceTimeout: 1500 * time.Millisecond,
+		MemberID: "a", GroupInstanceID: "ia", ProtocolType: "consumer",
+		Protocols: []GroupProtocol{
+			{Name: "rr", Metadata: GroupProtocolSubscription{Topics: []string{"t", "u"}, UserData: []byte{1}, OwnedPartitions: map[string][]int{"u": {1}, "t": {0, 2}}}},
+			{Name: "range"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := rt.sent[0].(*joingroup.Request)
+	if sent.GroupID != "g" || sent.SessionTimeoutMS != 6000 || sent.RebalanceTimeoutMS != 1500 || sent.MemberID != "a" ||
+		sent.GroupInstanceID != "ia" || sent.ProtocolType != "consumer" || len(sent.Protocols) != 2 {
+		t.Fatalf("sent %+v", sent)
+	}
+	wantSubs := []consumer.Subscription{
+		{Version: 1, Topics: []string{"t", "u"}, UserData: []byte{1}, OwnedPartitions: []consumer.TopicPartition{{Topic: "t", Partitions: []int32{0, 2}}, {Topic: "u", Partitions: []int32{1}}}},
+		{Version: 1, Topics: []string{}, OwnedPartitions: []consumer.TopicPartition{}},
+	}
+	for i, p := range sent.Protocols {
+		var got consumer.Subscription
+		if err := protocol.Unmarshal(p.Metadata, 1, &got); err != nil {
+			t.Fatal(err)
+		}
+		if p.Name != []string{"rr", "range"}[i] || !reflect.DeepEqual(got, wantSubs[i]) {
+			t.Errorf("protocol %s: %+v, want %+v", p.Name, got, wantSubs[i])
+		}
+	}
+	want := &JoinGroupResponse{
+		Throttle: time.Millisecond, GenerationID: 3, ProtocolName: "rr", ProtocolType: "consumer", LeaderID: "a", MemberID: "a",
+		Members: []JoinGroupResponseMember{{ID: "a", GroupInstanceID: "ia", Metadata: GroupProtocolSubscription{
+			Topics: []string{"t"}, OwnedPartitions: map[string][]int{"t": {2}},
+		}}},
+	}
+	if !reflect.DeepEqual(res, want) {
+		t.Errorf("answer %+v, want %+v", res, want)
+	}
+
+	// A member's undecodable subscription fails the call.
+	members = []joingroup.ResponseMember{{MemberID: "b", Metadata: []byte{0, 0, 0, 0, 0, 5}}}
+	if _, err := client.JoinGroup(context.Background(), &JoinGroupRequest{GroupID: "g"}); err == nil {
+		t.Error("an undecodable subscription was accepted")
 	}
 }
