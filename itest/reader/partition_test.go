@@ -252,3 +252,62 @@ func TestPartitionReaderOffsetPastTheEnd(t *testing.T) {
 		t.Fatal("no message once the partition reached the offset")
 	}
 }
+
+// When the partition leader moves, or its broker goes away, mid-read, the
+// reader finds the new leader and goes on without losing or repeating
+// messages.
+func TestPartitionReaderLeaderMoves(t *testing.T) {
+	const topic = "moving"
+	addrs, c := startCluster(t, topic, 1)
+	cl := newProducer(t, addrs)
+	produce(t, cl, topic, 1, 10)
+	ctx := ctxTimeout(t, 60*time.Second)
+
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: addrs, Topic: topic, MaxWait: 100 * time.Millisecond,
+		ReadBackoffMin: 10 * time.Millisecond, ReadBackoffMax: 100 * time.Millisecond,
+	})
+	defer r.Close()
+	next := int64(0)
+	readUpTo := func(end int64) {
+		t.Helper()
+		for ; next < end; next++ {
+			m, err := r.FetchMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Offset != next || string(m.Value) != fmt.Sprintf("v%d", next) {
+				t.Fatalf("got %d %q, want %d", m.Offset, m.Value, next)
+			}
+		}
+	}
+	readUpTo(10)
+
+	leader := c.LeaderFor(topic, 0)
+	other := (leader + 1) % 3
+	if err := c.MoveTopicPartition(topic, 0, other); err != nil {
+		t.Fatal(err)
+	}
+	for i := 10; i < 20; i++ {
+		if err := cl.ProduceSync(ctx, record(topic, 0, i)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readUpTo(20)
+
+	// The new leader's broker disappears; the partition moves to a broker
+	// that is still there.
+	survivor := (other + 1) % 3
+	if err := c.MoveTopicPartition(topic, 0, survivor); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveNode(other); err != nil {
+		t.Fatal(err)
+	}
+	for i := 20; i < 30; i++ {
+		if err := cl.ProduceSync(ctx, record(topic, 0, i)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readUpTo(30)
+}
