@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol/createacls"
@@ -120,28 +119,6 @@ func (aot *ACLOperationType) UnmarshalText(text []byte) error {
 		return fmt.Errorf("cannot parse %s as an ACLOperationType", name)
 	}
 	return nil
-}
-
-// enumName returns names[i], or names[0] (the unknown value's name) when i
-// is out of range.
-func enumName(names []string, i int) string {
-	if i < 0 || i >= len(names) {
-		return names[0]
-	}
-	return names[i]
-}
-
-// enumParse finds text among names without regard to case. It returns the
-// index (0, the unknown value, when not found), the lower-cased text for
-// error messages, and whether it was found.
-func enumParse(names []string, text []byte) (int, string, bool) {
-	name := strings.ToLower(string(text))
-	for i, n := range names {
-		if strings.ToLower(n) == name {
-			return i, name, true
-		}
-	}
-	return 0, name, false
 }
 
 // ACLEntry is an ACL: it allows or denies Principal, connecting from Host,

@@ -53,14 +53,18 @@ type DeleteACLsResult struct {
 // deleting it.
 type DeleteACLsMatchingACLs struct {
 	// Error is nil when the ACL was deleted.
-	Error               error
+	Error error
+
+	// The ACL's resource pattern.
 	ResourceType        ResourceType
 	ResourceName        string
 	ResourcePatternType PatternType
-	Principal           string
-	Host                string
-	Operation           ACLOperationType
-	PermissionType      ACLPermissionType
+
+	// Who the ACL applies to, and what it allows or denies.
+	Principal      string
+	Host           string
+	Operation      ACLOperationType
+	PermissionType ACLPermissionType
 }
 
 // DeleteACLs deletes ACLs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol/describeacls"
@@ -100,4 +101,26 @@ func (c *Client) DescribeACLs(ctx context.Context, req *DescribeACLsRequest) (*D
 		}
 	}
 	return out, nil
+}
+
+// enumName returns names[i], or names[0] (the unknown value's name) when i
+// is out of range.
+func enumName(names []string, i int) string {
+	if i < 0 || i >= len(names) {
+		return names[0]
+	}
+	return names[i]
+}
+
+// enumParse finds text among names without regard to case. It returns the
+// index (0, the unknown value, when not found), the lower-cased text for
+// error messages, and whether it was found.
+func enumParse(names []string, text []byte) (int, string, bool) {
+	name := strings.ToLower(string(text))
+	for i, n := range names {
+		if strings.ToLower(n) == name {
+			return i, name, true
+		}
+	}
+	return 0, name, false
 }

@@ -71,11 +71,11 @@ type TxnOffsetCommitPartition struct {
 func (c *Client) TxnOffsetCommit(ctx context.Context, req *TxnOffsetCommitRequest) (*TxnOffsetCommitResponse, error) {
 	msg := &txnoffsetcommit.Request{
 		TransactionalID: req.TransactionalID,
-		GroupID:         req.GroupID,
 		ProducerID:      int64(req.ProducerID),
 		ProducerEpoch:   int16(req.ProducerEpoch),
-		GenerationID:    int32(req.GenerationID),
+		GroupID:         req.GroupID,
 		MemberID:        req.MemberID,
+		GenerationID:    int32(req.GenerationID),
 		GroupInstanceID: req.GroupInstanceID,
 		Topics:          make([]txnoffsetcommit.RequestTopic, 0, len(req.Topics)),
 	}
