@@ -316,10 +316,12 @@ func (cg *ConsumerGroup) run() {
 		}
 		select {
 		case <-cg.done:
+			cg.leaveGroup(memberID)
 			return
 		case cg.errs <- err:
 		}
 		if wait > 0 && !sleepContext(cg.ctx, wait) {
+			cg.leaveGroup(memberID)
 			return
 		}
 	}
@@ -639,7 +641,9 @@ func (cg *ConsumerGroup) syncGroup(memberID string, join *joingroup.Response, pl
 		req.Assignments = append(req.Assignments, syncgroup.RequestAssignment{MemberID: id, Assignment: b})
 	}
 
-	m, err := cg.request(req, 0)
+	// The coordinator answers once the leader has sent the assignments:
+	// allow for a rebalance's worth of waiting, as for JoinGroup.
+	m, err := cg.request(req, cg.config.RebalanceTimeout)
 	if err != nil {
 		return nil, err
 	}
