@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -146,5 +147,42 @@ func TestClientDescribeConfigsMapping(t *testing.T) {
 	}
 	if r := res.Resources[1]; r.ResourceName != "t" || !errors.Is(r.Error, TopicAuthorizationFailed) || !strings.Contains(r.Error.Error(), "denied") {
 		t.Errorf("topic resource %+v", r)
+	}
+}
+
+// Each broker's own configuration is asked of that broker; all of them
+// come back from one call.
+func TestClientDescribeConfigsBrokers(t *testing.T) {
+	client := adminClient(t)
+	ctx := adminContext(t)
+	meta, err := client.Metadata(ctx, &MetadataRequest{})
+	if err != nil || len(meta.Brokers) == 0 {
+		t.Fatalf("Metadata: %+v, %v", meta, err)
+	}
+	var resources []DescribeConfigRequestResource
+	want := map[string]bool{}
+	for _, b := range meta.Brokers {
+		name := fmt.Sprint(b.ID)
+		resources = append(resources, DescribeConfigRequestResource{ResourceType: ResourceTypeBroker, ResourceName: name, ConfigNames: []string{"broker.id"}})
+		want[name] = true
+	}
+	res, err := client.DescribeConfigs(ctx, &DescribeConfigsRequest{Resources: resources})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Resources) != len(resources) {
+		t.Fatalf("described %d brokers, want %d: %+v", len(res.Resources), len(resources), res.Resources)
+	}
+	for _, r := range res.Resources {
+		if r.Error != nil || r.ResourceType != int8(ResourceTypeBroker) || !want[r.ResourceName] {
+			t.Errorf("broker resource %+v", r)
+			continue
+		}
+		delete(want, r.ResourceName)
+		// broker.id is the broker's own ID: each answer came from the
+		// broker it describes.
+		if len(r.ConfigEntries) != 1 || r.ConfigEntries[0].ConfigName != "broker.id" || r.ConfigEntries[0].ConfigValue != r.ResourceName {
+			t.Errorf("broker %s: entries %+v", r.ResourceName, r.ConfigEntries)
+		}
 	}
 }

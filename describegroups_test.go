@@ -3,9 +3,11 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/consumer"
@@ -83,4 +85,50 @@ func TestClientDescribeGroupsDecoding(t *testing.T) {
 	if gone := res.Groups[2]; gone.GroupID != "gone" || !errors.Is(gone.Error, GroupIdNotFound) {
 		t.Errorf("missing group: %+v", gone)
 	}
+}
+
+// Groups coordinated by different brokers are described in one call (the
+// transport asks each group's coordinator).
+func TestClientDescribeGroupsSeveral(t *testing.T) {
+	client := adminClient(t)
+	ctx := adminContext(t)
+	topic := adminTopic(t, client, 1)
+
+	// Committing offsets creates (empty) groups; with enough of them, more
+	// than one broker coordinates some.
+	var groups []string
+	coordinators := map[int]bool{}
+	for i := 0; i < 12 && (len(groups) < 3 || len(coordinators) < 2); i++ {
+		g := fmt.Sprintf("describe-%d-%d", time.Now().UnixNano(), i)
+		res, err := client.OffsetCommit(ctx, &OffsetCommitRequest{GroupID: g, GenerationID: -1, Topics: map[string][]OffsetCommit{topic: {{Partition: 0, Offset: int64(i)}}}})
+		if err != nil || res.Topics[topic][0].Error != nil {
+			t.Fatalf("OffsetCommit: %+v, %v", res, err)
+		}
+		coord, err := client.FindCoordinator(ctx, &FindCoordinatorRequest{Key: g})
+		if err != nil || coord.Error != nil {
+			t.Fatalf("FindCoordinator: %+v, %v", coord, err)
+		}
+		coordinators[coord.Coordinator.NodeID] = true
+		groups = append(groups, g)
+	}
+	res, err := client.DescribeGroups(ctx, &DescribeGroupsRequest{GroupIDs: groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Groups) != len(groups) {
+		t.Fatalf("described %d groups, want %d: %+v", len(res.Groups), len(groups), res.Groups)
+	}
+	seen := map[string]bool{}
+	for _, g := range res.Groups {
+		if g.Error != nil || g.GroupState != "Empty" || len(g.Members) != 0 {
+			t.Errorf("group %+v, want an empty group", g)
+		}
+		seen[g.GroupID] = true
+	}
+	for _, g := range groups {
+		if !seen[g] {
+			t.Errorf("group %s was not described", g)
+		}
+	}
+	t.Logf("%d groups on %d coordinators", len(groups), len(coordinators))
 }
