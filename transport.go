@@ -86,7 +86,7 @@ func (t *Transport) CloseIdleConnections() {
 	t.clusters = nil
 	t.mutex.Unlock()
 	for _, cl := range clusters {
-		cl.closeIdle()
+		cl.drop()
 	}
 }
 
@@ -107,7 +107,9 @@ func (t *Transport) RoundTrip(ctx context.Context, addr net.Addr, req Request) (
 	if err := t.context().Err(); err != nil {
 		return nil, err
 	}
-	return t.grabCluster(addr).roundTrip(ctx, req)
+	cl := t.grabCluster(addr)
+	defer cl.leave()
+	return cl.roundTrip(ctx, req)
 }
 
 func (t *Transport) grabCluster(addr net.Addr) *cluster {
@@ -122,6 +124,9 @@ func (t *Transport) grabCluster(addr net.Addr) *cluster {
 		cl = newCluster(t, addr)
 		t.clusters[key] = cl
 	}
+	// Counted under the transport's lock, so that CloseIdleConnections
+	// sees every request of the clusters it drops.
+	cl.enter()
 	return cl
 }
 

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
@@ -32,6 +33,12 @@ type cluster struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	seed   *connPool
+
+	// active counts the requests in progress; once the cluster has been
+	// dropped by CloseIdleConnections, the last one to leave releases the
+	// cluster's context.
+	active  atomic.Int64
+	dropped atomic.Bool
 
 	mu            sync.Mutex
 	brokers       map[int32]*connPool
@@ -86,6 +93,25 @@ func newCluster(t *Transport, addr net.Addr) *cluster {
 	cl.seed = newConnPool(ctx, &cl.cfg, cl.idleTimeout, cl.resolver, Broker{ID: -1}, addr.Network(), addr.String())
 	context.AfterFunc(ctx, func() { cl.shutdown(ctx.Err()) })
 	return cl
+}
+
+func (cl *cluster) enter() { cl.active.Add(1) }
+
+func (cl *cluster) leave() {
+	if cl.active.Add(-1) == 0 && cl.dropped.Load() {
+		cl.cancel()
+	}
+}
+
+// drop is called once the transport forgot the cluster: its idle
+// connections close now, the others when their requests complete, and its
+// context ends with the last request.
+func (cl *cluster) drop() {
+	cl.dropped.Store(true)
+	cl.closeIdle()
+	if cl.active.Load() == 0 {
+		cl.cancel()
+	}
 }
 
 // closeIdle closes the idle connections of the cluster; the ones in use are

@@ -1156,3 +1156,43 @@ func TestTransportContextEndUnblocksMetadataWaiters(t *testing.T) {
 		t.Fatal("request succeeded after the transport's context ended")
 	}
 }
+
+func TestTransportCloseIdleConnectionsLetsRequestsFinish(t *testing.T) {
+	fc := tpNewFakeCluster(t, 1)
+	release := make(chan struct{})
+	fc.setHandler(func(r *tpFakeRequest) {
+		if r.Msg.ApiKey() == protocol.FindCoordinator {
+			go func() {
+				<-release
+				tpCoordinatorReply(r, 1, "h", 0)
+			}()
+		}
+	})
+	tr := &Transport{MetadataTTL: time.Hour}
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.RoundTrip(testContext(t), fc.addr(), &findcoordinator.Request{Key: "g"})
+		done <- err
+	}()
+	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	tr.mutex.Lock()
+	var cl *cluster
+	for _, c := range tr.clusters {
+		cl = c
+	}
+	tr.mutex.Unlock()
+
+	tr.CloseIdleConnections()
+	if cl.ctx.Err() != nil {
+		t.Fatal("the cluster was released with a request in flight")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("the request in flight failed: %v", err)
+	}
+	// The last request out releases the dropped cluster and its
+	// connections.
+	tpWaitFor(t, "the cluster to be released", func() bool { return cl.ctx.Err() != nil })
+	b := fc.brokers[0]
+	tpWaitFor(t, "connections to be closed", func() bool { return b.numClosed() == b.numConns() })
+}
