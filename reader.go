@@ -203,6 +203,10 @@ type ReaderConfig struct {
 	// OffsetOutOfRangeError makes the reader return OffsetOutOfRange when
 	// its starting offset is out of range, instead of retrying until it is.
 	OffsetOutOfRangeError bool
+
+	// transport, when set, replaces the transport built from Dialer (tests
+	// use it to script broker answers).
+	transport RoundTripper
 }
 
 // Validate checks the configuration, with the errors NewReader panics with.
@@ -305,7 +309,10 @@ func NewReader(config ReaderConfig) *Reader {
 	r.life, r.end = context.WithCancel(context.Background())
 	transportLife, dropTransport := context.WithCancel(context.Background())
 	r.dropTransport = dropTransport
-	transport := newDialerTransport(transportLife, config.Dialer)
+	var transport RoundTripper = config.transport
+	if transport == nil {
+		transport = newDialerTransport(transportLife, config.Dialer)
+	}
 	r.client = Client{Addr: TCP(config.Brokers...), Transport: transport}
 
 	if !r.useConsumerGroup() {

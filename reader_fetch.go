@@ -334,10 +334,10 @@ func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponseParti
 				if rec.Offset >= next {
 					next = rec.Offset + 1
 				}
+				// ReadControlRecord releases the record's key and value.
 				if cr, cerr := protocol.ReadControlRecord(rec); cerr == nil && cr.Type == 0 {
 					delete(aborting, batch.ProducerID)
 				}
-				closeFetchedRecord(rec)
 			}
 		case *protocol.RecordBatch:
 			for len(aborted) > 0 && aborted[0].FirstOffset <= batch.BaseOffset {

@@ -1,0 +1,259 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/fetch"
+	"github.com/segmentio/kafka-go/protocol/listoffsets"
+)
+
+// stubPartition plays the leader of partition 0 of topic "t": ListOffsets
+// returns [first, last), and each Fetch gets the next scripted answer (or an
+// empty one once the script is over).
+type stubPartition struct {
+	mu          sync.Mutex
+	first, last int64
+	answers     []func(offset int64) *fetch.ResponsePartition
+	fetches     []int64 // fetch offsets, in order
+	isolation   []int8
+}
+
+func (s *stubPartition) RoundTrip(ctx context.Context, _ net.Addr, req Request) (Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch r := req.(type) {
+	case *listoffsets.Request:
+		p := r.Topics[0].Partitions[0]
+		offset := s.last
+		if p.Timestamp == FirstOffset {
+			offset = s.first
+		}
+		return &listoffsets.Response{Topics: []listoffsets.ResponseTopic{{
+			Topic:      "t",
+			Partitions: []listoffsets.ResponsePartition{{Partition: p.Partition, Offset: offset}},
+		}}}, nil
+	case *fetch.Request:
+		offset := r.Topics[0].Partitions[0].FetchOffset
+		s.fetches = append(s.fetches, offset)
+		s.isolation = append(s.isolation, r.IsolationLevel)
+		part := &fetch.ResponsePartition{HighWatermark: s.last}
+		if len(s.answers) > 0 {
+			part = s.answers[0](offset)
+			s.answers = s.answers[1:]
+		} else {
+			s.mu.Unlock()
+			select { // a broker holds an empty fetch for MaxWait
+			case <-time.After(5 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			s.mu.Lock()
+		}
+		return &fetch.Response{Topics: []fetch.ResponseTopic{{Topic: "t", Partitions: []fetch.ResponsePartition{*part}}}}, nil
+	}
+	return nil, fmt.Errorf("unexpected %T", req)
+}
+
+func stubRecords(from, to int64) []protocol.Record {
+	var recs []protocol.Record
+	for o := from; o < to; o++ {
+		recs = append(recs, protocol.Record{
+			Offset: o,
+			Time:   time.UnixMilli(1000 + o),
+			Key:    protocol.NewBytes([]byte(fmt.Sprintf("k%d", o))),
+			Value:  protocol.NewBytes([]byte(fmt.Sprintf("v%d", o))),
+		})
+	}
+	return recs
+}
+
+func stubBatch(pid int64, txn bool, from, to int64) *protocol.RecordBatch {
+	b := &protocol.RecordBatch{BaseOffset: from, ProducerID: pid, Records: protocol.NewRecordReader(stubRecords(from, to)...)}
+	if txn {
+		b.Attributes = protocol.Transactional
+	}
+	return b
+}
+
+func stubMarker(pid int64, offset int64, commit bool) *protocol.ControlBatch {
+	typ := int16(0)
+	if commit {
+		typ = 1
+	}
+	b := protocol.NewControlBatch(protocol.ControlRecord{Offset: offset, Type: typ})
+	b.Attributes, b.ProducerID, b.BaseOffset = protocol.Control|protocol.Transactional, pid, offset
+	return b
+}
+
+func stubSet(batches ...protocol.RecordReader) protocol.RecordSet {
+	return protocol.RecordSet{Version: 2, Records: &protocol.RecordStream{Records: batches}}
+}
+
+func newStubReader(t *testing.T, stub *stubPartition, modify func(*ReaderConfig)) *Reader {
+	cfg := ReaderConfig{
+		Brokers:        unreachableBrokers,
+		Topic:          "t",
+		MaxWait:        10 * time.Millisecond,
+		ReadBackoffMin: time.Millisecond,
+		ReadBackoffMax: 5 * time.Millisecond,
+		transport:      stub,
+	}
+	if modify != nil {
+		modify(&cfg)
+	}
+	r := NewReader(cfg)
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func fetchOffsets(t *testing.T, r *Reader, n int) []int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var offsets []int64
+	for i := 0; i < n; i++ {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatalf("after %v: %v", offsets, err)
+		}
+		if string(m.Value) != fmt.Sprintf("v%d", m.Offset) || string(m.Key) != fmt.Sprintf("k%d", m.Offset) || m.Topic != "t" {
+			t.Fatalf("message %+v", m)
+		}
+		offsets = append(offsets, m.Offset)
+	}
+	return offsets
+}
+
+// ReadCommitted drops the batches of aborted transactions (from their first
+// offset to the abort marker, per producer) and all markers; the next fetch
+// starts after the last batch, markers included.
+func TestReaderReadCommittedFiltersAbortedBatches(t *testing.T) {
+	stub := &stubPartition{first: 0, last: 12}
+	stub.answers = append(stub.answers, func(offset int64) *fetch.ResponsePartition {
+		return &fetch.ResponsePartition{
+			HighWatermark:    12,
+			LastStableOffset: 12,
+			AbortedTransactions: []fetch.ResponseTransaction{
+				{ProducerID: 2, FirstOffset: 2},
+				{ProducerID: 1, FirstOffset: 8},
+			},
+			RecordSet: stubSet(
+				stubBatch(1, true, 0, 2),  // committed below
+				stubBatch(2, true, 2, 4),  // aborted
+				stubBatch(3, false, 4, 5), // not transactional
+				stubMarker(2, 5, false),   // abort of producer 2
+				stubMarker(1, 6, true),    // commit of producer 1
+				stubBatch(2, true, 7, 8),  // a new transaction of producer 2, not aborted
+				stubBatch(1, true, 8, 10), // aborted
+				stubMarker(1, 10, false),
+				stubMarker(2, 11, true),
+			),
+		}
+	})
+	r := newStubReader(t, stub, func(c *ReaderConfig) { c.IsolationLevel = ReadCommitted })
+	if got := fmt.Sprint(fetchOffsets(t, r, 4)); got != "[0 1 4 7]" {
+		t.Fatalf("read committed offsets %s", got)
+	}
+	// The next fetch starts past the trailing markers.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stub.mu.Lock()
+		fetches, levels := append([]int64(nil), stub.fetches...), append([]int8(nil), stub.isolation...)
+		stub.mu.Unlock()
+		if len(fetches) >= 2 {
+			if fetches[0] != 0 || fetches[1] != 12 || levels[0] != 1 {
+				t.Fatalf("fetch offsets %v, isolation %v", fetches, levels)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no second fetch")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if r.Offset() != 8 || r.Lag() != 4 {
+		t.Fatalf("offset %d lag %d", r.Offset(), r.Lag())
+	}
+}
+
+// With ReadUncommitted every data record is returned, markers are not.
+func TestReaderReadUncommittedKeepsAbortedRecords(t *testing.T) {
+	stub := &stubPartition{first: 0, last: 6}
+	stub.answers = append(stub.answers, func(int64) *fetch.ResponsePartition {
+		return &fetch.ResponsePartition{
+			HighWatermark:       6,
+			AbortedTransactions: []fetch.ResponseTransaction{{ProducerID: 2, FirstOffset: 2}},
+			RecordSet:           stubSet(stubBatch(1, false, 0, 2), stubBatch(2, true, 2, 4), stubMarker(2, 4, false), stubBatch(1, false, 5, 6)),
+		}
+	})
+	r := newStubReader(t, stub, nil)
+	if got := fmt.Sprint(fetchOffsets(t, r, 5)); got != "[0 1 2 3 5]" {
+		t.Fatalf("offsets %s", got)
+	}
+}
+
+// A batch may start before the fetch offset (compressed batches come
+// whole): the records before it are not returned again.
+func TestReaderSkipsRecordsBeforeFetchOffset(t *testing.T) {
+	stub := &stubPartition{first: 0, last: 10}
+	stub.answers = append(stub.answers,
+		func(int64) *fetch.ResponsePartition {
+			return &fetch.ResponsePartition{HighWatermark: 10, RecordSet: stubSet(stubBatch(1, false, 0, 5))}
+		},
+		func(int64) *fetch.ResponsePartition {
+			// Overlaps what was already returned.
+			return &fetch.ResponsePartition{HighWatermark: 10, RecordSet: stubSet(stubBatch(1, false, 3, 10))}
+		},
+	)
+	r := newStubReader(t, stub, nil)
+	if err := r.SetOffset(2); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fetchOffsets(t, r, 8)); got != "[2 3 4 5 6 7 8 9]" {
+		t.Fatalf("offsets %s", got)
+	}
+}
+
+// Partition errors: OFFSET_OUT_OF_RANGE before the log start skips ahead;
+// NOT_LEADER sets the reader up again; other Kafka errors reach
+// FetchMessage and reading goes on.
+func TestReaderFetchErrors(t *testing.T) {
+	stub := &stubPartition{first: 3, last: 6}
+	fail := func(code Error) func(int64) *fetch.ResponsePartition {
+		return func(int64) *fetch.ResponsePartition { return &fetch.ResponsePartition{ErrorCode: int16(code)} }
+	}
+	data := func(offset int64) *fetch.ResponsePartition {
+		return &fetch.ResponsePartition{HighWatermark: 6, RecordSet: stubSet(stubBatch(1, false, offset, offset+1))}
+	}
+	stub.answers = append(stub.answers, fail(NotLeaderForPartition), data, fail(OffsetOutOfRange), data, fail(InvalidMessage), data)
+	r := newStubReader(t, stub, nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got []string
+	for len(got) < 4 {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			if !errors.Is(err, InvalidMessage) {
+				t.Fatal(err)
+			}
+			got = append(got, "corrupt")
+			continue
+		}
+		got = append(got, fmt.Sprint(m.Offset))
+	}
+	if fmt.Sprint(got) != "[3 4 corrupt 5]" {
+		t.Fatalf("got %v", got)
+	}
+	stub.mu.Lock()
+	defer stub.mu.Unlock()
+	if fmt.Sprint(stub.fetches[:6]) != "[3 3 4 4 5 5]" {
+		t.Fatalf("fetch offsets %v", stub.fetches)
+	}
+}
