@@ -93,34 +93,43 @@ func TestClientClientQuotas(t *testing.T) {
 }
 
 // An empty entity name stands for the default entity: it is sent as null
-// and comes back empty.
+// and comes back empty. The quota is for the default client ID of a user
+// of this test only, so that it throttles nobody else.
 func TestClientClientQuotasDefaultEntity(t *testing.T) {
 	client := adminClient(t)
 	ctx := adminContext(t)
-	clientDefault := []AlterClientQuotaEntity{{EntityType: "client-id"}}
+	user := fmt.Sprintf("quota-default-%d", time.Now().UnixNano())
+	entities := []AlterClientQuotaEntity{{EntityType: "user", EntityName: user}, {EntityType: "client-id"}}
 	alter, err := client.AlterClientQuotas(ctx, &AlterClientQuotasRequest{Entries: []AlterClientQuotaEntry{
-		{Entities: clientDefault, Ops: []AlterClientQuotaOps{{Key: "connection_creation_rate", Value: 7}}},
+		{Entities: entities, Ops: []AlterClientQuotaOps{{Key: "request_percentage", Value: 200}}},
 	}})
 	if err != nil || len(alter.Entries) != 1 || alter.Entries[0].Error != nil {
 		t.Fatalf("AlterClientQuotas on the default client ID: %+v, %v", alter, err)
 	}
 	t.Cleanup(func() {
 		client.AlterClientQuotas(ctx, &AlterClientQuotasRequest{Entries: []AlterClientQuotaEntry{
-			{Entities: clientDefault, Ops: []AlterClientQuotaOps{{Key: "connection_creation_rate", Remove: true}}},
+			{Entities: entities, Ops: []AlterClientQuotaOps{{Key: "request_percentage", Remove: true}}},
 		}})
 	})
 	res, err := client.DescribeClientQuotas(ctx, &DescribeClientQuotasRequest{
-		Components: []DescribeClientQuotasRequestComponent{{EntityType: "client-id", MatchType: 1}},
-		Strict:     true,
+		Components: []DescribeClientQuotasRequestComponent{
+			{EntityType: "user", MatchType: 0, Match: user},
+			{EntityType: "client-id", MatchType: 1},
+		},
+		Strict: true,
 	})
 	if err != nil || res.Error != nil {
 		t.Fatalf("DescribeClientQuotas: %+v, %v", res, err)
 	}
+	if len(res.Entries) == 1 {
+		e := res.Entries[0].Entities
+		sort.Slice(e, func(a, b int) bool { return e[a].EntityType > e[b].EntityType })
+	}
 	want := []DescribeClientQuotasResponseQuotas{{
-		Entities: []DescribeClientQuotasEntity{{EntityType: "client-id"}},
-		Values:   []DescribeClientQuotasValue{{Key: "connection_creation_rate", Value: 7}},
+		Entities: []DescribeClientQuotasEntity{{EntityType: "user", EntityName: user}, {EntityType: "client-id"}},
+		Values:   []DescribeClientQuotasValue{{Key: "request_percentage", Value: 200}},
 	}}
 	if !reflect.DeepEqual(res.Entries, want) {
-		t.Fatalf("default client quotas %+v, want %+v", res.Entries, want)
+		t.Fatalf("quotas of the default client ID of %s: %+v, want %+v", user, res.Entries, want)
 	}
 }

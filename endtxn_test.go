@@ -40,12 +40,21 @@ func TestClientTransactionalOffsets(t *testing.T) {
 
 	runTxn := func(offset int64, commit bool) {
 		t.Helper()
-		apt, err := client.AddPartitionsToTxn(ctx, &AddPartitionsToTxnRequest{
-			TransactionalID: txnID, ProducerID: pid, ProducerEpoch: epoch,
-			Topics: map[string][]AddPartitionToTxn{topic: {{Partition: 0}, {Partition: 2}}},
-		})
-		if err != nil {
-			t.Fatal(err)
+		// Brokers finish the previous transaction in the background
+		// (ConcurrentTransactions until then), as clients retry.
+		var apt *AddPartitionsToTxnResponse
+		var err error
+		for {
+			apt, err = client.AddPartitionsToTxn(ctx, &AddPartitionsToTxnRequest{
+				TransactionalID: txnID, ProducerID: pid, ProducerEpoch: epoch,
+				Topics: map[string][]AddPartitionToTxn{topic: {{Partition: 0}, {Partition: 2}}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := apt.Topics[topic]; len(p) == 0 || !errors.Is(p[0].Error, ConcurrentTransactions) || !adminSleep(ctx, 20*time.Millisecond) {
+				break
+			}
 		}
 		got := apt.Topics[topic]
 		if len(apt.Topics) != 1 || len(got) != 2 || got[0].Error != nil || got[1].Error != nil || got[0].Partition+got[1].Partition != 2 {
@@ -77,7 +86,13 @@ func TestClientTransactionalOffsets(t *testing.T) {
 	}
 
 	runTxn(5, true)
-	if got := adminOffset(ctx, t, client, group, topic, 1); got.CommittedOffset != 5 || got.Metadata != "txn 5" {
+	// The commit may take effect after EndTxn returns (brokers write the
+	// transaction markers in the background).
+	got := adminOffset(ctx, t, client, group, topic, 1)
+	for got.CommittedOffset == -1 && adminSleep(ctx, 20*time.Millisecond) {
+		got = adminOffset(ctx, t, client, group, topic, 1)
+	}
+	if got.CommittedOffset != 5 || got.Metadata != "txn 5" {
 		t.Fatalf("offset after the committed transaction: %+v, want 5 with metadata %q", got, "txn 5")
 	}
 	runTxn(9, false)
@@ -87,7 +102,13 @@ func TestClientTransactionalOffsets(t *testing.T) {
 
 	// The last transaction aborted: committing it now is refused (a commit
 	// after a commit would be a harmless retry).
-	end, err := client.EndTxn(ctx, &EndTxnRequest{TransactionalID: txnID, ProducerID: pid, ProducerEpoch: epoch, Committed: true})
+	var end *EndTxnResponse
+	for {
+		end, err = client.EndTxn(ctx, &EndTxnRequest{TransactionalID: txnID, ProducerID: pid, ProducerEpoch: epoch, Committed: true})
+		if err != nil || !errors.Is(end.Error, ConcurrentTransactions) || !adminSleep(ctx, 20*time.Millisecond) {
+			break
+		}
+	}
 	if err != nil || !errors.Is(end.Error, InvalidTransactionState) {
 		t.Fatalf("EndTxn commit after an abort: %+v, %v; want InvalidTransactionState", end, err)
 	}

@@ -409,7 +409,7 @@ func TestClientGroupTwoMembers(t *testing.T) {
 				if hb.Error != nil {
 					return fmt.Errorf("%s: Heartbeat: %w", name, hb.Error)
 				}
-				sleepContext(loopCtx, 50*time.Millisecond)
+				adminSleep(loopCtx, 50*time.Millisecond)
 			}
 		}
 		return nil
@@ -503,5 +503,17 @@ func TestClientJoinGroupRequest(t *testing.T) {
 	members = []joingroup.ResponseMember{{MemberID: "b", Metadata: []byte{0, 0, 0, 0, 0, 5}}}
 	if _, err := client.JoinGroup(context.Background(), &JoinGroupRequest{GroupID: "g"}); err == nil {
 		t.Error("an undecodable subscription was accepted")
+	}
+}
+
+// adminSleep waits for d, and reports false if ctx ended first.
+func adminSleep(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
