@@ -257,3 +257,57 @@ func TestReaderFetchErrors(t *testing.T) {
 		t.Fatalf("fetch offsets %v", stub.fetches)
 	}
 }
+
+// A reader nobody reads from holds QueueCapacity messages and the one fetch
+// response being delivered: it sends no further fetch.
+func TestReaderMemoryIsBounded(t *testing.T) {
+	stub := &stubPartition{first: 0, last: 1000}
+	for i := 0; i < 10; i++ {
+		stub.answers = append(stub.answers, func(offset int64) *fetch.ResponsePartition {
+			return &fetch.ResponsePartition{HighWatermark: 1000, RecordSet: stubSet(stubBatch(1, false, offset, offset+100))}
+		})
+	}
+	r := newStubReader(t, stub, func(c *ReaderConfig) { c.QueueCapacity = 5 })
+	fetchOffsets(t, r, 1) // starts the partition reader
+
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Stats().QueueLength < 5 {
+		if time.Now().After(deadline) {
+			t.Fatal("queue never filled")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // time for a fetch that should not happen
+	stub.mu.Lock()
+	n := len(stub.fetches)
+	stub.mu.Unlock()
+	if st := r.Stats(); n != 1 || st.QueueLength != 5 || st.QueueCapacity != 5 {
+		t.Fatalf("%d fetches, queue %d/%d", n, st.QueueLength, st.QueueCapacity)
+	}
+	// Reading resumes the flow, in order.
+	if got := fetchOffsets(t, r, 150); got[0] != 1 || got[149] != 150 {
+		t.Fatalf("offsets %d..%d", got[0], got[149])
+	}
+}
+
+// BenchmarkReaderFetchMessage measures the cost per message of the reader
+// itself (decoding is done by the scripted leader ahead of time).
+func BenchmarkReaderFetchMessage(b *testing.B) {
+	stub := &stubPartition{first: 0, last: 1 << 40}
+	const perFetch = 500
+	for i := 0; i < b.N/perFetch+2; i++ {
+		stub.answers = append(stub.answers, func(offset int64) *fetch.ResponsePartition {
+			return &fetch.ResponsePartition{HighWatermark: 1 << 40, RecordSet: stubSet(stubBatch(1, false, offset, offset+perFetch))}
+		})
+	}
+	r := NewReader(ReaderConfig{Brokers: unreachableBrokers, Topic: "t", MaxWait: 10 * time.Millisecond, transport: stub})
+	defer r.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.FetchMessage(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
