@@ -143,6 +143,7 @@ type stubCoordinator struct {
 	requests  []protocol.Message
 	joins     int
 	heartbeat int16 // error code of heartbeats
+	commitErr int16 // error code of committed partitions
 	committed map[int32]int64
 	left      chan string
 }
@@ -197,7 +198,7 @@ func (s *stubCoordinator) RoundTrip(ctx context.Context, addr net.Addr, req Requ
 			rt := offsetcommit.ResponseTopic{Name: t.Name}
 			for _, p := range t.Partitions {
 				s.committed[p.PartitionIndex] = p.CommittedOffset
-				rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex})
+				rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex, ErrorCode: s.commitErr})
 			}
 			res.Topics = append(res.Topics, rt)
 		}
@@ -261,6 +262,26 @@ func TestConsumerGroupProtocolExchange(t *testing.T) {
 	if stub.committed[0] != 7 || stub.committed[1] != 43 {
 		t.Fatalf("committed %v", stub.committed)
 	}
+	var commit *offsetcommit.Request
+	for _, req := range stub.requests {
+		if c, ok := req.(*offsetcommit.Request); ok {
+			commit = c
+		}
+	}
+	if commit.GroupID != "g" || commit.GenerationID != 2 || commit.MemberID != "m-1" || commit.RetentionTimeMs != -1 {
+		t.Fatalf("commit request %+v", commit)
+	}
+	stub.commitErr = int16(IllegalGeneration)
+	stub.mu.Unlock()
+	if err := gen.CommitOffsets(map[string]map[int]int64{"t": {0: 8}}); !errors.Is(err, IllegalGeneration) {
+		t.Fatalf("commit error: %v", err)
+	}
+	if err := gen.CommitOffsets(nil); err != nil {
+		t.Fatalf("empty commit: %v", err)
+	}
+	stub.mu.Lock()
+	stub.commitErr = 0
+	stub.committed[0] = 7
 	stub.heartbeat = int16(RebalanceInProgress)
 	stub.mu.Unlock()
 
