@@ -46,6 +46,7 @@ type cluster struct {
 	refreshing    *refreshCall
 	invalidatedAt time.Time
 	coordinators  map[coordinatorKey]int32
+	lookups       map[coordinatorKey]*coordinatorCall
 }
 
 // clusterState is an immutable snapshot of the cluster's metadata.
@@ -86,6 +87,7 @@ func newCluster(t *Transport, addr net.Addr) *cluster {
 		cancel:         cancel,
 		brokers:        make(map[int32]*connPool),
 		coordinators:   make(map[coordinatorKey]int32),
+		lookups:        make(map[coordinatorKey]*coordinatorCall),
 	}
 	if cl.cfg.dial == nil {
 		cl.cfg.dial = defaultDialer.DialContext
@@ -495,11 +497,48 @@ func isRequestError(err error) bool {
 // transaction, from the cache or from a FindCoordinator request.
 func (cl *cluster) coordinator(ctx context.Context, k coordinatorKey, s *clusterState, start time.Time) (int32, error) {
 	cl.mu.Lock()
-	id, ok := cl.coordinators[k]
-	cl.mu.Unlock()
-	if ok {
+	if id, ok := cl.coordinators[k]; ok {
+		cl.mu.Unlock()
 		return id, nil
 	}
+	// Concurrent requests of a group share one lookup, which runs on its
+	// own so that a caller giving up does not fail the others.
+	call := cl.lookups[k]
+	if call == nil {
+		call = &coordinatorCall{done: make(chan struct{})}
+		cl.lookups[k] = call
+		go cl.lookupCoordinator(k, s, start, call)
+	}
+	cl.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.id, call.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+type coordinatorCall struct {
+	done chan struct{}
+	id   int32
+	err  error
+}
+
+func (cl *cluster) lookupCoordinator(k coordinatorKey, s *clusterState, start time.Time, call *coordinatorCall) {
+	ctx, cancel := context.WithTimeout(cl.ctx, cl.cfg.dialTimeout+cl.metadataTTL)
+	defer cancel()
+	id, err := cl.findCoordinator(ctx, k, s, start)
+	cl.mu.Lock()
+	delete(cl.lookups, k)
+	if err == nil {
+		cl.coordinators[k] = id
+	}
+	cl.mu.Unlock()
+	call.id, call.err = id, err
+	close(call.done)
+}
+
+func (cl *cluster) findCoordinator(ctx context.Context, k coordinatorKey, s *clusterState, start time.Time) (int32, error) {
 	m, err := cl.send(ctx, &findcoordinator.Request{Key: k.key, KeyType: k.keyType}, s, start)
 	if err != nil {
 		return 0, err
@@ -517,9 +556,6 @@ func (cl *cluster) coordinator(ctx context.Context, k coordinatorKey, s *cluster
 			return 0, err
 		}
 	}
-	cl.mu.Lock()
-	cl.coordinators[k] = c.NodeID
-	cl.mu.Unlock()
 	return c.NodeID, nil
 }
 

@@ -1196,3 +1196,42 @@ func TestTransportCloseIdleConnectionsLetsRequestsFinish(t *testing.T) {
 	b := fc.brokers[0]
 	tpWaitFor(t, "connections to be closed", func() bool { return b.numClosed() == b.numConns() })
 }
+
+func TestTransportConcurrentCoordinatorLookupsCollapse(t *testing.T) {
+	fc := tpNewFakeCluster(t, 2)
+	release := make(chan struct{})
+	fc.setHandler(func(r *tpFakeRequest) {
+		switch r.Msg.ApiKey() {
+		case protocol.FindCoordinator:
+			go func() {
+				<-release
+				tpCoordinatorReply(r, 2, fc.brokers[1].host, 0)
+			}()
+		case protocol.Heartbeat:
+			r.reply(&heartbeat.Response{})
+		}
+	})
+	tr := tpNewTransport(t)
+	ctx := testContext(t)
+	const n = 10
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := tr.RoundTrip(ctx, fc.addr(), &heartbeat.Request{GroupID: "g", MemberID: "m"}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	tpWaitFor(t, "the coordinator lookup", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	time.Sleep(20 * time.Millisecond) // let the other requests queue up behind it
+	close(release)
+	wg.Wait()
+	if n := fc.count(protocol.FindCoordinator, 0); n != 1 {
+		t.Fatalf("%d FindCoordinator requests for concurrent heartbeats of one group, want 1", n)
+	}
+	if got := fc.count(protocol.Heartbeat, 2); got != n {
+		t.Fatalf("the coordinator received %d heartbeats, want %d", got, n)
+	}
+}
