@@ -129,15 +129,20 @@ func (c *collector) distinct() int {
 	return len(c.count)
 }
 
-// consume reads with r (ReadMessage: commit each) until ctx ends.
+// consume reads with r until ctx ends, committing each message once it is
+// recorded (a commit interrupted by the end of ctx may still be applied, so
+// the message counts as read before the commit is asked).
 func consume(ctx context.Context, name string, r *kafka.Reader, c *collector, wg *sync.WaitGroup) {
 	defer wg.Done()
 	for {
-		m, err := r.ReadMessage(ctx)
+		m, err := r.FetchMessage(ctx)
 		if err != nil {
 			return
 		}
 		c.add(name, m)
+		if err := r.CommitMessages(ctx, m); err != nil {
+			return
+		}
 	}
 }
 
@@ -345,4 +350,67 @@ func TestGroupReaderWatchesPartitionChanges(t *testing.T) {
 	if err != nil || m.Partition != 2 || string(m.Key) != "p2-0" {
 		t.Fatalf("message of the new partition: %+v %v", m, err)
 	}
+}
+
+// Members come and go while records are being written and read: every
+// record is still read (at least once: a record returned just before a
+// rebalance may be read again by its next owner), and the group ends up
+// with the last member holding every partition.
+func TestGroupReadersChurnLosesNothing(t *testing.T) {
+	const topic, group, partitions, n = "churn", "churn-group", 6, 120
+	addrs, _ := startCluster(t, topic, partitions)
+	producer := newProducer(t, addrs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	c := newCollector()
+	var wg sync.WaitGroup
+	readers := map[string]*kafka.Reader{}
+	stops := map[string]context.CancelFunc{}
+	start := func(name string) {
+		rctx, rcancel := context.WithCancel(ctx)
+		r := groupReader(addrs, group, topic)
+		readers[name], stops[name] = r, rcancel
+		wg.Add(1)
+		go consume(rctx, name, r, c, &wg)
+	}
+	stop := func(name string) {
+		stops[name]()
+		readers[name].Close()
+	}
+
+	// Written in 4 rounds, with a membership change after each.
+	produceRound := func(round int) {
+		var recs []*kgo.Record
+		for p := 0; p < partitions; p++ {
+			for i := round * n / 4; i < (round+1)*n/4; i++ {
+				recs = append(recs, record(topic, p, i))
+			}
+		}
+		if err := producer.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start("a")
+	start("b")
+	produceRound(0)
+	start("c")
+	produceRound(1)
+	stop("a")
+	produceRound(2)
+	start("d")
+	stop("b")
+	produceRound(3)
+	stop("c")
+
+	waitDistinct(t, c, partitions*n)
+	st := waitStable(t, producer, group, topic, 1, partitions)
+	for _, ps := range st.members {
+		if len(ps) != partitions {
+			t.Fatalf("last member holds %v", ps)
+		}
+	}
+	stop("d")
+	wg.Wait()
+	checkNoGoroutines(t)
 }
