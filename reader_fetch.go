@@ -105,6 +105,9 @@ func (p *partitionReader) readLoop(ctx context.Context, offset *int64) bool {
 		case ctx.Err() != nil:
 			return false
 
+		case errors.Is(err, errFetchNoProgress):
+			// Retried after the backoff (errcount grows below).
+
 		case errors.Is(err, UnknownTopicOrPartition), errors.Is(err, NotLeaderForPartition),
 			errors.Is(err, LeaderNotAvailable), errors.Is(err, FencedLeaderEpoch),
 			errors.Is(err, UnknownLeaderEpoch), errors.Is(err, BrokerNotAvailable):
@@ -284,8 +287,18 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 	st.readTime.observeDuration(time.Since(t1))
 	st.fetchSize.observe(count)
 	st.fetchBytes.observe(size)
+	if err == nil && next == offset && part.RecordSet.Records != nil {
+		// Batches came back but none reached the fetch offset (their
+		// tail was compacted away): the same fetch would get the same
+		// answer, so pace the retries.
+		err = errFetchNoProgress
+	}
 	return next, err
 }
+
+// errFetchNoProgress reports a fetch whose records all precede the fetch
+// offset.
+var errFetchNoProgress = errors.New("kafka: fetched records all precede the fetch offset")
 
 // deliver passes the messages of a fetched partition at or after offset to
 // send, in order, and returns the offset to fetch next. With ReadCommitted,

@@ -311,3 +311,33 @@ func BenchmarkReaderFetchMessage(b *testing.B) {
 		}
 	}
 }
+
+// Batches that end before the fetch offset (their tail compacted away) are
+// fetched again after a backoff, not in a tight loop, and reading goes on
+// once the partition has more.
+func TestReaderFetchWithoutProgress(t *testing.T) {
+	stub := &stubPartition{first: 0, last: 10}
+	stale := func(int64) *fetch.ResponsePartition {
+		return &fetch.ResponsePartition{HighWatermark: 10, RecordSet: stubSet(stubBatch(1, false, 0, 5))}
+	}
+	stub.answers = append(stub.answers, stale, stale, stale, func(int64) *fetch.ResponsePartition {
+		return &fetch.ResponsePartition{HighWatermark: 10, RecordSet: stubSet(stubBatch(1, false, 5, 10))}
+	})
+	r := newStubReader(t, stub, func(c *ReaderConfig) { c.ReadBackoffMin, c.ReadBackoffMax = 5*time.Millisecond, 20*time.Millisecond })
+	if err := r.SetOffset(5); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if got := fmt.Sprint(fetchOffsets(t, r, 5)); got != "[5 6 7 8 9]" {
+		t.Fatalf("offsets %s", got)
+	}
+	// Three paced retries: 5ms, 20ms and 20ms at least.
+	if elapsed := time.Since(start); elapsed < 45*time.Millisecond {
+		t.Fatalf("retried without backoff (%v)", elapsed)
+	}
+	stub.mu.Lock()
+	defer stub.mu.Unlock()
+	if fmt.Sprint(stub.fetches[:4]) != "[5 5 5 5]" {
+		t.Fatalf("fetches %v", stub.fetches)
+	}
+}
