@@ -341,3 +341,21 @@ func TestReaderFetchWithoutProgress(t *testing.T) {
 		t.Fatalf("fetches %v", stub.fetches)
 	}
 }
+
+// ReadLagInterval keeps the lag gauge of Stats up to date, even before any
+// message is read; Close stops the loop.
+func TestReaderLagLoop(t *testing.T) {
+	stub := &stubPartition{first: 0, last: 1000}
+	r := newStubReader(t, stub, func(c *ReaderConfig) { c.ReadLagInterval = 5 * time.Millisecond })
+	if err := r.SetOffset(10); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Stats().Lag != 990 {
+		if time.Now().After(deadline) {
+			t.Fatal("lag never reported")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.Close()
+}
