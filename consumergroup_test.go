@@ -317,3 +317,17 @@ func TestConsumerGroupProtocolExchange(t *testing.T) {
 		t.Fatalf("Next after Close: %v", err)
 	}
 }
+
+// Member metadata and assignments come from other clients: decoding never
+// panics, whatever the bytes.
+func FuzzGroupMemberPayloads(f *testing.F) {
+	sub, _ := protocol.Marshal(1, consumer.Subscription{Version: 1, Topics: []string{"t"}, UserData: []byte("u")})
+	asg, _ := protocol.Marshal(1, consumer.Assignment{Version: 1, AssignedPartitions: []consumer.TopicPartition{{Topic: "t", Partitions: []int32{0, 1}}}})
+	f.Add(sub)
+	f.Add(asg)
+	f.Add([]byte{0, 3, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		decodeSubscription(b)
+		cgDecodeAssignment(b)
+	})
+}
