@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -358,4 +359,45 @@ func TestReaderLagLoop(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	r.Close()
+}
+
+// Logger receives what the reader does, ErrorLogger its errors.
+func TestReaderLoggers(t *testing.T) {
+	var mu sync.Mutex
+	var infos, errs []string
+	logTo := func(dst *[]string) LoggerFunc {
+		return func(format string, args ...interface{}) {
+			mu.Lock()
+			defer mu.Unlock()
+			*dst = append(*dst, fmt.Sprintf(format, args...))
+		}
+	}
+	stub := &stubPartition{first: 0, last: 2}
+	stub.answers = append(stub.answers,
+		func(int64) *fetch.ResponsePartition { return &fetch.ResponsePartition{ErrorCode: int16(NotLeaderForPartition)} },
+		func(offset int64) *fetch.ResponsePartition {
+			return &fetch.ResponsePartition{HighWatermark: 2, RecordSet: stubSet(stubBatch(1, false, offset, 2))}
+		},
+	)
+	r := newStubReader(t, stub, func(c *ReaderConfig) {
+		c.Logger, c.ErrorLogger = logTo(&infos), logTo(&errs)
+	})
+	fetchOffsets(t, r, 2)
+	r.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	has := func(list []string, part string) bool {
+		for _, s := range list {
+			if strings.Contains(s, part) {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(infos, "initializing kafka reader for partition 0 of t starting at offset first offset") {
+		t.Errorf("info messages: %q", infos)
+	}
+	if !has(errs, "Not Leader For Partition") || has(infos, "Not Leader For Partition") {
+		t.Errorf("error messages: %q; info: %q", errs, infos)
+	}
 }
