@@ -374,7 +374,9 @@ func TestReaderLoggers(t *testing.T) {
 	}
 	stub := &stubPartition{first: 0, last: 2}
 	stub.answers = append(stub.answers,
-		func(int64) *fetch.ResponsePartition { return &fetch.ResponsePartition{ErrorCode: int16(NotLeaderForPartition)} },
+		func(int64) *fetch.ResponsePartition {
+			return &fetch.ResponsePartition{ErrorCode: int16(NotLeaderForPartition)}
+		},
 		func(offset int64) *fetch.ResponsePartition {
 			return &fetch.ResponsePartition{HighWatermark: 2, RecordSet: stubSet(stubBatch(1, false, offset, 2))}
 		},
