@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	kafka "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/itest/clustertest"
 )
 
 // groupState describes a group as its coordinator sees it: the members and
@@ -413,4 +415,62 @@ func TestGroupReadersChurnLosesNothing(t *testing.T) {
 	stop("d")
 	wg.Wait()
 	checkNoGoroutines(t)
+}
+
+// GroupTopics: a group reader consumes several topics; two members split
+// each topic's partitions, and every record of both is read once.
+func TestGroupReadersSeveralTopics(t *testing.T) {
+	const group, partitions, n = "multi-group", 3, 20
+	topics := []string{"multi-a", "multi-b"}
+	addrs, _ := clustertest.Start(t, kfake.SeedTopics(partitions, topics...))
+	producer := newProducer(t, addrs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	c := map[string]*collector{topics[0]: newCollector(), topics[1]: newCollector()}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var readers []*kafka.Reader
+	for _, name := range []string{"x", "y"} {
+		r := groupReader(addrs, group, "", func(cfg *kafka.ReaderConfig) { cfg.GroupTopics = topics })
+		readers = append(readers, r)
+		wg.Add(1)
+		go func(name string, r *kafka.Reader) {
+			defer wg.Done()
+			for {
+				m, err := r.FetchMessage(ctx)
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				c[m.Topic].add(name, m)
+				mu.Unlock()
+				if err := r.CommitMessages(ctx, m); err != nil {
+					return
+				}
+			}
+		}(name, r)
+	}
+	for _, topic := range topics {
+		st := waitStable(t, producer, group, topic, 2, partitions)
+		for id, ps := range st.members {
+			if len(ps) == 0 || len(ps) == partitions {
+				t.Fatalf("%s: member %s has %v", topic, id, ps)
+			}
+		}
+	}
+	for _, topic := range topics {
+		produce(t, producer, topic, partitions, n)
+	}
+	for _, topic := range topics {
+		waitDistinct(t, c[topic], partitions*n)
+	}
+	cancel()
+	for _, r := range readers {
+		r.Close()
+	}
+	wg.Wait()
+	for _, topic := range topics {
+		c[topic].checkExactlyOnce(t, partitions, 0, n)
+	}
 }
