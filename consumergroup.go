@@ -446,12 +446,7 @@ func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response
 		if err != nil {
 			return memberID, nil, fmt.Errorf("unable to construct protocol metadata for member, %v: %w", b.ProtocolName(), err)
 		}
-		meta, err := protocol.Marshal(consumer.MaxVersionSupported, consumer.Subscription{
-			Version:         consumer.MaxVersionSupported,
-			Topics:          cg.config.Topics,
-			UserData:        userData,
-			OwnedPartitions: []consumer.TopicPartition{},
-		})
+		meta, err := encodeSubscription(cg.config.Topics, userData)
 		if err != nil {
 			return memberID, nil, err
 		}
@@ -478,6 +473,38 @@ func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response
 		}
 		return res.MemberID, res, nil
 	}
+}
+
+// encodeSubscription writes this member's subscription the way kafka-go
+// always has: version 1, topics and user data, without the owned
+// partitions that version 1 added. kafka-go leaders (which may share the
+// group during a rolling upgrade) reject metadata with trailing bytes, and
+// franz-go, Sarama and this package read it as version 0. Null user data
+// is written empty, as before.
+func encodeSubscription(topics []string, userData []byte) ([]byte, error) {
+	if userData == nil {
+		userData = []byte{}
+	}
+	return protocol.Marshal(0, consumer.Subscription{Version: 1, Topics: topics, UserData: userData})
+}
+
+// encodeAssignment writes an assignment as kafka-go always has: version 1,
+// partitions by topic and empty user data.
+func encodeAssignment(byTopic map[string][]int) ([]byte, error) {
+	a := consumer.Assignment{Version: 1, UserData: []byte{}}
+	topics := make([]string, 0, len(byTopic))
+	for topic := range byTopic {
+		topics = append(topics, topic)
+	}
+	sort.Strings(topics)
+	for _, topic := range topics {
+		ids := make([]int32, len(byTopic[topic]))
+		for i, p := range byTopic[topic] {
+			ids[i] = int32(p)
+		}
+		a.AssignedPartitions = append(a.AssignedPartitions, consumer.TopicPartition{Topic: topic, Partitions: ids})
+	}
+	return protocol.Marshal(1, a)
 }
 
 // decodeSubscription reads the subscription a member sent in JoinGroup. It
@@ -621,20 +648,7 @@ func (cg *ConsumerGroup) syncGroup(memberID string, join *joingroup.Response, pl
 	}
 	sort.Strings(members)
 	for _, id := range members {
-		a := consumer.Assignment{Version: consumer.MaxVersionSupported}
-		topics := make([]string, 0, len(plan[id]))
-		for topic := range plan[id] {
-			topics = append(topics, topic)
-		}
-		sort.Strings(topics)
-		for _, topic := range topics {
-			ids := make([]int32, len(plan[id][topic]))
-			for i, p := range plan[id][topic] {
-				ids[i] = int32(p)
-			}
-			a.AssignedPartitions = append(a.AssignedPartitions, consumer.TopicPartition{Topic: topic, Partitions: ids})
-		}
-		b, err := protocol.Marshal(a.Version, a)
+		b, err := encodeAssignment(plan[id])
 		if err != nil {
 			return nil, err
 		}

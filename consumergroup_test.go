@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -250,9 +251,33 @@ func TestConsumerGroupProtocolExchange(t *testing.T) {
 	if len(join.Protocols) != 2 || join.Protocols[0].Name != "range" || join.Protocols[1].Name != "roundrobin" {
 		t.Fatalf("protocols %+v", join.Protocols)
 	}
-	var sub consumer.Subscription
-	if err := protocol.Unmarshal(join.Protocols[0].Metadata, 1, &sub); err != nil || sub.Version != 1 || !reflect.DeepEqual(sub.Topics, []string{"t"}) {
-		t.Fatalf("subscription %+v %v", sub, err)
+	// kafka-go's subscription bytes: version 1, topics, empty user data, and
+	// no owned partitions (kafka-go leaders reject trailing bytes).
+	wantSub := []byte{0, 1, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 0}
+	if !bytes.Equal(join.Protocols[0].Metadata, wantSub) {
+		t.Fatalf("subscription %v, want %v", join.Protocols[0].Metadata, wantSub)
+	}
+	stub.mu.Lock()
+	var syncReq *syncgroup.Request
+	for _, req := range stub.requests {
+		if r, ok := req.(*syncgroup.Request); ok {
+			syncReq = r
+		}
+	}
+	stub.mu.Unlock()
+	// The leader's assignments, in the same format: version 1, partitions
+	// by topic, empty user data.
+	wantAssignment := map[string][]byte{
+		"m-1":     {0, 1, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+		"z-other": {0, 1, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0},
+	}
+	if syncReq == nil || syncReq.ProtocolType != "consumer" || syncReq.ProtocolName != "range" || len(syncReq.Assignments) != 2 {
+		t.Fatalf("sync request %+v", syncReq)
+	}
+	for _, a := range syncReq.Assignments {
+		if !bytes.Equal(a.Assignment, wantAssignment[a.MemberID]) {
+			t.Fatalf("assignment of %s: %v, want %v", a.MemberID, a.Assignment, wantAssignment[a.MemberID])
+		}
 	}
 
 	if err := gen.CommitOffsets(map[string]map[int]int64{"t": {0: 7, 1: 43}}); err != nil {
