@@ -1,0 +1,682 @@
+// Command bench compares Kafka producer clients side by side: this
+// repository's kafka-go (unbounded, and with MaxBufferedBatches /
+// MaxBufferedBytes), upstream kafka-go v0.4.51 (plain, and with an
+// application semaphore released in Completion), franz-go and sarama.
+//
+// Each client is a load generator built from bench/clients/<name> (its own
+// module, so upstream and this repository can both be
+// github.com/segmentio/kafka-go) and run as a child process, so its CPU
+// time and peak RSS are its own. Against a fresh embedded cluster
+// (itest/cmd/cluster on random ports) per run, it measures throughput,
+// memory under a slow broker, and synchronous latency, and writes
+// docs/bench/results.md, results.json and heap.svg.
+//
+//	cd bench && go run ./cmd/bench -quick
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/segmentio/kafka-go/bench/clients/loadgen"
+	"github.com/segmentio/kafka-go/bench/internal/report"
+	"github.com/segmentio/kafka-go/bench/internal/results"
+	"github.com/segmentio/kafka-go/bench/internal/svgplot"
+)
+
+type options struct {
+	quick       bool
+	rounds      int
+	repo        string
+	out         string
+	external    bool
+	slowBrokers string
+	clients     string
+	scenarios   string
+	batches     int
+	bufBytes    int64
+	slowDelay   time.Duration
+	partitions  int
+	note        string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.BoolVar(&o.quick, "quick", false, "small counts and one round of everything (about 2 minutes on 2 cores)")
+	fs.IntVar(&o.rounds, "rounds", 0, "rounds per case, alternating between clients (default 3, or 1 with -quick)")
+	fs.StringVar(&o.repo, "repo", "", "repository root (default: found from the working directory)")
+	fs.StringVar(&o.out, "out", "", "output directory (default <repo>/docs/bench)")
+	fs.BoolVar(&o.external, "external", false, "use the brokers of $KAFKA_BROKERS instead of starting embedded clusters")
+	fs.StringVar(&o.slowBrokers, "slow-brokers", "", "with -external: brokers that delay every Produce (the slow scenario is skipped without)")
+	fs.StringVar(&o.clients, "clients", strings.Join(caseNames(), ","), "client cases to run")
+	fs.StringVar(&o.scenarios, "scenarios", "check,throughput,slow,latency", "scenarios to run")
+	fs.IntVar(&o.batches, "max-buffered-batches", 4, "MaxBufferedBatches of the bounded fork case")
+	fs.Int64Var(&o.bufBytes, "max-buffered-bytes", 16<<20, "MaxBufferedBytes of the bounded fork case; also the semaphore case's budget")
+	fs.DurationVar(&o.slowDelay, "slow-delay", 100*time.Millisecond, "delay of every Produce in the slow scenario")
+	fs.IntVar(&o.partitions, "partitions", 3, "partitions of each run's topic")
+	fs.StringVar(&o.note, "note", "", "free text added to the results header (e.g. what else ran on the machine)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.rounds == 0 {
+		o.rounds = 3
+		if o.quick {
+			o.rounds = 1
+		}
+	}
+	if o.rounds < 1 || o.batches < 1 || o.bufBytes < 1<<20 || o.partitions < 1 {
+		return nil, errors.New("-rounds, -max-buffered-batches, -partitions must be positive and -max-buffered-bytes at least 1 MiB")
+	}
+	for _, c := range splitList(o.clients) {
+		if caseByName(c) == nil {
+			return nil, fmt.Errorf("unknown client case %q (have %s)", c, strings.Join(caseNames(), ", "))
+		}
+	}
+	for _, s := range splitList(o.scenarios) {
+		switch s {
+		case "check", "throughput", "slow", "latency":
+		default:
+			return nil, fmt.Errorf("unknown scenario %q", s)
+		}
+	}
+	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// clientCase is one column of the comparison: a load generator binary and
+// the flags that configure it.
+type clientCase struct {
+	name   string
+	binary string
+	label  func(o *options) string
+	args   func(o *options, w workload) []string
+	// sync is false for cases that only differ from another one in the
+	// asynchronous path (the semaphore), which the latency scenario skips.
+	sync bool
+}
+
+// cases in the order they alternate within a round.
+var cases = []clientCase{
+	{name: "upstream", binary: "upstream", sync: true,
+		label: func(*options) string { return "kafka-go v0.4.51 (upstream)" }},
+	{name: "fork-n", binary: "fork", sync: true,
+		label: func(o *options) string {
+			return fmt.Sprintf("this fork, MaxBufferedBatches %d, MaxBufferedBytes %d MiB", o.batches, o.bufBytes>>20)
+		},
+		args: func(o *options, _ workload) []string {
+			return []string{"-max-buffered-batches", strconv.Itoa(o.batches), "-max-buffered-bytes", strconv.FormatInt(o.bufBytes, 10)}
+		}},
+	{name: "fork", binary: "fork", sync: true,
+		label: func(*options) string { return "this fork, MaxBufferedBatches 0 (default)" }},
+	{name: "semaphore", binary: "upstream",
+		label: func(o *options) string {
+			return fmt.Sprintf("v0.4.51 + semaphore in Completion (%d MiB of messages)", o.bufBytes>>20)
+		},
+		args: func(o *options, w workload) []string {
+			// The same memory budget as MaxBufferedBytes, counted in messages.
+			return []string{"-semaphore", strconv.FormatInt(max(1, o.bufBytes/int64(w.size)), 10)}
+		}},
+	{name: "franz", binary: "franz", sync: true,
+		label: func(*options) string { return "franz-go v1.22.3 (kgo)" }},
+	{name: "sarama", binary: "sarama", sync: true,
+		label: func(*options) string { return "IBM/sarama v1.61.1" }},
+}
+
+func caseNames() []string {
+	var n []string
+	for _, c := range cases {
+		n = append(n, c.name)
+	}
+	return n
+}
+
+func caseByName(name string) *clientCase {
+	for i := range cases {
+		if cases[i].name == name {
+			return &cases[i]
+		}
+	}
+	return nil
+}
+
+// workload is a scenario with its sizes.
+type workload struct {
+	id          string
+	title       string
+	scenario    string
+	messages    int
+	size        int
+	compression string
+	duration    time.Duration
+	rate        int
+}
+
+func workloads(o *options) []workload {
+	tp := func(n, size int, codec string) workload {
+		return workload{
+			id:    fmt.Sprintf("throughput-%d-%d-%s", n, size, codec),
+			title: fmt.Sprintf("%s x %s, %s", countName(n), sizeName(size), codec), scenario: loadgen.Throughput,
+			messages: n, size: size, compression: codec,
+		}
+	}
+	small, large := 1_000_000, 200_000
+	slowDur, slowRate, lat := 15*time.Second, 40_000, 2000
+	if o.quick {
+		small, large = 200_000, 40_000
+		slowDur, lat = 5*time.Second, 300
+	}
+	var ws []workload
+	for _, codec := range []string{"none", "zstd"} {
+		ws = append(ws, tp(small, 100, codec), tp(large, 1024, codec))
+	}
+	ws = append(ws, workload{
+		id: "slow", scenario: loadgen.SlowBroker,
+		title: fmt.Sprintf("every Produce delayed %s, 1 KiB messages offered at %s msg/s for %s",
+			o.slowDelay, countName(slowRate), slowDur),
+		messages: slowRate * int(slowDur/time.Second), size: 1024, compression: "none",
+		duration: slowDur, rate: slowRate,
+	})
+	ws = append(ws, workload{
+		id: "latency", scenario: loadgen.Latency,
+		title:    fmt.Sprintf("%d one-message writes of 100 B, acks=1, one at a time", lat),
+		messages: lat, size: 100, compression: "none",
+	})
+	return ws
+}
+
+func countName(n int) string {
+	switch {
+	case n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return strconv.Itoa(n)
+}
+
+func sizeName(n int) string {
+	if n%1024 == 0 {
+		return fmt.Sprintf("%d KiB", n/1024)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// bench is the state of one invocation.
+type bench struct {
+	o       *options
+	bins    *binaries
+	brokers string // external mode
+	seq     int
+	runs    []results.Run
+	fails   []string
+}
+
+func run(ctx context.Context, args []string) error {
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	if o.repo == "" {
+		if o.repo, err = findRepo(); err != nil {
+			return err
+		}
+	}
+	if o.out == "" {
+		o.out = filepath.Join(o.repo, "docs", "bench")
+	}
+	started := time.Now().UTC()
+	load0 := loadAvg()
+
+	b := &bench{o: o}
+	if o.external {
+		b.brokers = os.Getenv("KAFKA_BROKERS")
+		if b.brokers == "" {
+			b.brokers = "127.0.0.1:9092,127.0.0.1:9093,127.0.0.1:9094"
+		}
+	}
+	scen := splitList(o.scenarios)
+	selected := splitList(o.clients)
+
+	need := map[string]bool{"franz": true} // creates the topics
+	for _, name := range selected {
+		need[caseByName(name).binary] = true
+	}
+	dir, err := os.MkdirTemp("", "kafka-go-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if b.bins, err = build(ctx, o.repo, dir, !o.external, need); err != nil {
+		return err
+	}
+	for name, e := range b.bins.failed {
+		b.fails = append(b.fails, fmt.Sprintf("build of the %s load generator failed: %s", name, e))
+	}
+	if _, ok := b.bins.clients["franz"]; !ok {
+		return errors.New("the franz load generator, which creates the topics, did not build")
+	}
+
+	var chk *report.Check
+	if contains(scen, "check") {
+		chk = b.check(ctx)
+	}
+	ws := workloads(o)
+	var repWs []report.Workload
+	for _, w := range ws {
+		if !contains(scen, scenarioFlag(w.scenario)) {
+			continue
+		}
+		if w.scenario == loadgen.SlowBroker && o.external && o.slowBrokers == "" {
+			b.fails = append(b.fails, "slow-broker scenario skipped: -external without -slow-brokers")
+			continue
+		}
+		repWs = append(repWs, report.Workload{ID: w.id, Title: w.title, Scenario: w.scenario})
+		for round := 1; round <= o.rounds; round++ {
+			for _, name := range selected {
+				c := caseByName(name)
+				if w.scenario == loadgen.Latency && !c.sync {
+					continue
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				r := b.runCase(ctx, w, c, round)
+				b.runs = append(b.runs, r)
+			}
+		}
+	}
+
+	// Report.
+	var repCases []report.Case
+	for _, name := range selected {
+		repCases = append(repCases, report.Case{Name: name, Label: caseByName(name).label(o)})
+	}
+	mode := fmt.Sprintf("full (%d rounds)", o.rounds)
+	cmdline := "go run ./cmd/bench"
+	if o.quick {
+		mode = fmt.Sprintf("-quick (%d round%s, reduced message counts): indicative figures only", o.rounds, plural(o.rounds))
+		cmdline += " -quick"
+	}
+	header := []string{
+		fmt.Sprintf("Generated by `%s` (from bench/; `make bench` runs the same) on %s, finished %s.",
+			cmdline, started.Format("2006-01-02 15:04 MST"), time.Now().UTC().Format("15:04 MST")),
+		"",
+		"- Mode: " + mode + ".",
+		"- Machine: " + machine() + fmt.Sprintf("; load average %s at the start, %s at the end.", load0, loadAvg()),
+	}
+	if o.external {
+		header = append(header, "- Brokers: external, $KAFKA_BROKERS = "+b.brokers+".")
+	} else {
+		header = append(header, fmt.Sprintf("- Brokers: the embedded cluster (itest/cmd/cluster: franz-go's kfake, 3 brokers in one process on random ports), "+
+			"a fresh cluster process for every run, started by the tool; each run writes to a new topic of %d partitions, replication 1.", o.partitions))
+	}
+	if o.note != "" {
+		header = append(header, "- Note: "+o.note)
+	}
+	in := &report.Input{
+		Header:    header,
+		Cases:     repCases,
+		Workloads: repWs,
+		Runs:      b.runs,
+		Check:     chk,
+		Failures:  b.fails,
+		Baseline:  "upstream",
+		Bounded:   "fork-n",
+	}
+	if contains(scen, "slow") && !(o.external && o.slowBrokers == "") {
+		in.PlotFile = "heap.svg"
+	}
+	return b.write(in)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func scenarioFlag(s string) string {
+	if s == loadgen.SlowBroker {
+		return "slow"
+	}
+	return s
+}
+
+func (b *bench) write(in *report.Input) error {
+	if err := os.MkdirAll(b.o.out, 0o755); err != nil {
+		return err
+	}
+	if in.PlotFile != "" {
+		ch := report.HeapChart(in, "slow", []string{"upstream", "fork-n", "franz"},
+			fmt.Sprintf("every Produce delayed %s; the median round of each client", b.o.slowDelay))
+		if err := writeChart(filepath.Join(b.o.out, in.PlotFile), ch); err != nil {
+			return err
+		}
+	}
+	md := report.Markdown(in)
+	if err := os.WriteFile(filepath.Join(b.o.out, "results.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(struct {
+		Header []string      `json:"header"`
+		Check  *report.Check `json:"check,omitempty"`
+		Runs   []results.Run `json:"runs"`
+	}{in.Header, in.Check, in.Runs}, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(b.o.out, "results.json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Print(md)
+	logf("wrote %s", b.o.out)
+	return nil
+}
+
+func writeChart(path string, ch *svgplot.Chart) error {
+	var buf bytes.Buffer
+	if err := ch.Write(&buf); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// target is where a run sends its messages: a fresh embedded cluster (cl
+// set) or the external brokers.
+type target struct {
+	brokers string
+	cl      *cluster
+}
+
+func (t *target) close() {
+	if t.cl != nil {
+		t.cl.stop()
+	}
+}
+
+func (b *bench) target(ctx context.Context, slow bool) (*target, error) {
+	if b.o.external {
+		if slow {
+			return &target{brokers: b.o.slowBrokers}, nil
+		}
+		return &target{brokers: b.brokers}, nil
+	}
+	var delay time.Duration
+	if slow {
+		delay = b.o.slowDelay
+	}
+	cl, err := startCluster(ctx, b.bins.cluster, delay)
+	if err != nil {
+		return nil, err
+	}
+	return &target{brokers: cl.brokers, cl: cl}, nil
+}
+
+// newTopic creates a topic no earlier run used, with the franz load
+// generator.
+func (b *bench) newTopic(ctx context.Context, t *target, label string) (string, error) {
+	b.seq++
+	topic := fmt.Sprintf("bench-%d-%d-%s", os.Getpid(), b.seq, label)
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, b.bins.clients["franz"], "-scenario", loadgen.CreateTopic,
+		"-brokers", t.brokers, "-topic", topic, "-partitions", strconv.Itoa(b.o.partitions))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("creating topic %s: %v: %s", topic, err, strings.TrimSpace(string(out)))
+	}
+	return topic, nil
+}
+
+func (b *bench) runCase(ctx context.Context, w workload, c *clientCase, round int) results.Run {
+	r := results.Run{Case: c.name, Workload: w.id, Round: round, BrokerCPUSec: -1}
+	defer func() {
+		if r.OK() {
+			logf("%-36s %-9s round %d: %s", w.id, c.name, round, brief(&r))
+		} else {
+			logf("%-36s %-9s round %d: FAILED: %s", w.id, c.name, round, r.Err)
+			b.fails = append(b.fails, fmt.Sprintf("%s, %s, round %d: %s", w.id, c.name, round, r.Err))
+		}
+	}()
+	bin, ok := b.bins.clients[c.binary]
+	if !ok {
+		r.Err = "load generator did not build"
+		return r
+	}
+	t, err := b.target(ctx, w.scenario == loadgen.SlowBroker)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	defer t.close()
+	topic, err := b.newTopic(ctx, t, c.name)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	args := append(b.args(w, t.brokers, topic), argsOf(b.o, c, w)...)
+	child := b.child(ctx, t, bin, args, timeoutOf(w))
+	r.CPUSec, r.MaxRSSBytes, r.WallSec, r.BrokerCPUSec = child.cpu, child.rss, child.wall, child.brokerCPU
+	if child.err != nil {
+		r.Err = child.err.Error()
+		return r
+	}
+	res, err := results.Parse(child.stdout)
+	if err != nil {
+		r.Err = err.Error()
+		return r
+	}
+	r.Result = res
+	if err := results.Check(res); err != nil {
+		r.Err = err.Error()
+	}
+	r.Finish()
+	return r
+}
+
+func argsOf(o *options, c *clientCase, w workload) []string {
+	if c.args == nil {
+		return nil
+	}
+	return c.args(o, w)
+}
+
+func (b *bench) args(w workload, brokers, topic string) []string {
+	a := []string{
+		"-scenario", w.scenario, "-brokers", brokers, "-topic", topic,
+		"-messages", strconv.Itoa(w.messages), "-size", strconv.Itoa(w.size),
+		"-compression", w.compression,
+	}
+	if w.scenario == loadgen.SlowBroker {
+		a = append(a, "-duration", w.duration.String(), "-rate", strconv.Itoa(w.rate), "-sample", "50ms")
+	}
+	return a
+}
+
+func timeoutOf(w workload) time.Duration {
+	if w.scenario == loadgen.SlowBroker {
+		return w.duration + 2*time.Minute
+	}
+	return 10 * time.Minute
+}
+
+// childResult is what the parent sees of one load generator process.
+type childResult struct {
+	stdout    []byte
+	cpu       float64
+	rss       int64
+	wall      float64
+	brokerCPU float64
+	err       error
+}
+
+// child runs one load generator and measures it from outside.
+func (b *bench) child(ctx context.Context, t *target, bin string, args []string, timeout time.Duration) childResult {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: 2048}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	broker0 := t.cl.cpuSec()
+	start := time.Now()
+	err := cmd.Run()
+	cr := childResult{wall: time.Since(start).Seconds(), brokerCPU: -1}
+	if broker1 := t.cl.cpuSec(); broker0 >= 0 && broker1 >= 0 {
+		cr.brokerCPU = broker1 - broker0
+	}
+	cr.stdout = stdout.Bytes()
+	if ps := cmd.ProcessState; ps != nil {
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			cr.cpu = tv(ru.Utime) + tv(ru.Stime)
+			cr.rss = ru.Maxrss * 1024 // kilobytes on Linux
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("timed out after %s", timeout)
+		}
+		cr.err = fmt.Errorf("%v: %s", err, stderr)
+	}
+	return cr
+}
+
+func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+
+func brief(r *results.Run) string {
+	switch r.Scenario {
+	case loadgen.Throughput:
+		return fmt.Sprintf("%.0f msg/s, %.1f MB/s, CPU %.2fs, RSS %d MiB, broker %.2f cores",
+			r.MsgsPerSec(), r.MBPerSec(), r.CPUSec, r.MaxRSSBytes>>20, r.BrokerCores())
+	case loadgen.SlowBroker:
+		return fmt.Sprintf("peak heap %d MiB, peak buffered %d, accepted %d, acked %d",
+			r.PeakHeapBytes>>20, r.PeakBuffered, r.Produced, r.Acked)
+	case loadgen.Latency:
+		return fmt.Sprintf("p50 %.3f ms, p99 %.3f ms", r.P50US/1e3, r.P99US/1e3)
+	}
+	return ""
+}
+
+// findRepo walks up from the working directory to this repository's root
+// module.
+func findRepo() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && modulePath(b) == "github.com/segmentio/kafka-go" {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside the kafka-go repository (use -repo)")
+		}
+		dir = parent
+	}
+}
+
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(p), `"`)
+		}
+	}
+	return ""
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
+					mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d logical CPUs%s, %s/%s, %s", model, runtime.NumCPU(), mem, runtime.GOOS, runtime.GOARCH, goVersion())
+}
+
+func goVersion() string {
+	out, err := exec.Command(goCmd(), "env", "GOVERSION").Output()
+	if err != nil {
+		return runtime.Version()
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
+}

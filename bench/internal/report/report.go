@@ -1,0 +1,433 @@
+// Package report turns the runs of a benchmark into the markdown results
+// page and the heap-over-time chart.
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/segmentio/kafka-go/bench/internal/results"
+	"github.com/segmentio/kafka-go/bench/internal/stats"
+	"github.com/segmentio/kafka-go/bench/internal/svgplot"
+)
+
+// Case is a client configuration compared by the benchmark.
+type Case struct {
+	Name  string // key used in runs, e.g. "fork-n"
+	Label string // shown in tables
+}
+
+// Workload is one scenario with its sizes.
+type Workload struct {
+	ID       string
+	Title    string
+	Scenario string // loadgen scenario name
+}
+
+// Check is the broker-bottleneck check: one producer alone, then two at
+// once, against the same kind of cluster.
+type Check struct {
+	Client   string
+	Messages int
+	Size     int
+	Single   []results.Run // one entry per round
+	Pairs    [][2]results.Run
+	// PairWallSec and PairBrokerCPUSec describe each two-producer round as
+	// a whole.
+	PairWallSec      []float64
+	PairBrokerCPUSec []float64
+	Cores            int
+	Note             string // set instead of figures when the check could not run
+}
+
+// Input is everything the page is made from.
+type Input struct {
+	Header    []string // lines shown first (date, machine, mode, ...)
+	Cases     []Case
+	Workloads []Workload
+	Runs      []results.Run
+	Check     *Check
+	PlotFile  string   // file name of the heap chart, linked from the page
+	Failures  []string // builds or runs that failed, shown verbatim
+	// Baseline is the case the throughput of the others is compared to.
+	Baseline string
+	// Bounded is this project's bounded case, summarized in the notes.
+	Bounded string
+}
+
+func (in *Input) runs(workload, kase string) (ok []results.Run, failed []results.Run) {
+	for _, r := range in.Runs {
+		if r.Workload != workload || r.Case != kase {
+			continue
+		}
+		if r.OK() {
+			ok = append(ok, r)
+		} else {
+			failed = append(failed, r)
+		}
+	}
+	return ok, failed
+}
+
+func summarize(rs []results.Run, f func(*results.Run) float64) stats.Summary {
+	vs := make([]float64, len(rs))
+	for i := range rs {
+		vs[i] = f(&rs[i])
+	}
+	return stats.Summarize(vs)
+}
+
+// Markdown renders the results page.
+func Markdown(in *Input) string {
+	var b strings.Builder
+	b.WriteString("# Benchmark results\n\n")
+	for _, h := range in.Header {
+		b.WriteString(h + "\n")
+	}
+	b.WriteString("\nEvery figure is the median of the rounds, with the range (min–max) in parentheses when there was more than one round. " +
+		"Rounds alternate between clients (A B C … A B C …). Each client runs in a process of its own; " +
+		"CPU is that process's user+system time (whole process, from rusage) and peak RSS its maximum resident set. " +
+		"MB/s counts message values only (10^6 bytes).\n")
+
+	if in.Check != nil {
+		writeCheck(&b, in.Check)
+	}
+	for _, w := range in.Workloads {
+		switch w.Scenario {
+		case "throughput":
+			writeThroughput(&b, in, w)
+		case "slow":
+			writeSlow(&b, in, w)
+		case "latency":
+			writeLatency(&b, in, w)
+		}
+	}
+	writeNotes(&b, in)
+	writeSettings(&b, in)
+	if len(in.Failures) > 0 {
+		b.WriteString("\n## Failures\n\n")
+		for _, f := range in.Failures {
+			fmt.Fprintf(&b, "- %s\n", oneLine(f))
+		}
+	}
+	return b.String()
+}
+
+func writeCheck(b *strings.Builder, c *Check) {
+	b.WriteString("\n## Is the broker the bottleneck?\n\n")
+	if c.Note != "" {
+		b.WriteString(c.Note + "\n")
+		return
+	}
+	var single []float64
+	var singleBroker, singleClient []float64
+	for i := range c.Single {
+		r := &c.Single[i]
+		if !r.OK() {
+			continue
+		}
+		single = append(single, r.MsgsPerSec())
+		singleBroker = append(singleBroker, r.BrokerCores())
+		singleClient = append(singleClient, r.CPUSec/r.WallSec)
+	}
+	var pair, pairBroker, pairClient []float64
+	for i, p := range c.Pairs {
+		if !p[0].OK() || !p[1].OK() || c.PairWallSec[i] <= 0 {
+			continue
+		}
+		// Both producers start together; the pair's rate is all messages
+		// over the slower one's measured window.
+		win := max(p[0].ElapsedSec, p[1].ElapsedSec)
+		pair = append(pair, float64(p[0].Acked+p[1].Acked)/win)
+		if c.PairBrokerCPUSec[i] >= 0 {
+			pairBroker = append(pairBroker, c.PairBrokerCPUSec[i]/c.PairWallSec[i])
+		} else {
+			pairBroker = append(pairBroker, math.NaN())
+		}
+		pairClient = append(pairClient, (p[0].CPUSec+p[1].CPUSec)/c.PairWallSec[i])
+	}
+	fmt.Fprintf(b, "%s producing %s messages of %d B (acks=1, no compression), alone and then as two processes at once (half the messages each), against the same kind of cluster. The machine has %d logical CPUs.\n\n",
+		c.Client, count(float64(c.Messages)), c.Size, c.Cores)
+	b.WriteString("| producers | total msg/s | broker CPU (cores) | producer CPU (cores) |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| 1 | %s | %s | %s |\n", spread(stats.Summarize(single), count), spread(stats.Summarize(singleBroker), f2), spread(stats.Summarize(singleClient), f2))
+	fmt.Fprintf(b, "| 2 | %s | %s | %s |\n", spread(stats.Summarize(pair), count), spread(stats.Summarize(pairBroker), f2), spread(stats.Summarize(pairClient), f2))
+	s1, s2 := stats.Median(single), stats.Median(pair)
+	br := stats.Median(singleBroker)
+	cl := stats.Median(singleClient)
+	if math.IsNaN(s1) || math.IsNaN(s2) {
+		b.WriteString("\nThe check did not complete (see Failures).\n")
+		return
+	}
+	b.WriteString("\n")
+	busy := br + cl
+	switch {
+	case s2 < 1.15*s1 && busy >= 0.8*float64(c.Cores):
+		fmt.Fprintf(b, "A second producer did not raise the total rate (%.2fx), and broker plus producer already kept %.1f of the %d CPUs busy: "+
+			"the limit is the machine's CPU, shared by the in-process broker (%.2f cores) and the client. "+
+			"Throughput figures below compare clients on equal terms but understate what each could do against a broker on other hardware.\n",
+			s2/s1, busy, c.Cores, br)
+	case s2 < 1.15*s1:
+		fmt.Fprintf(b, "A second producer did not raise the total rate (%.2fx) although the CPUs were not saturated (%.1f of %d busy): "+
+			"the broker is the bottleneck (kfake handles requests on one goroutine per cluster).\n", s2/s1, busy, c.Cores)
+	default:
+		fmt.Fprintf(b, "Two producers together reached %.2fx the rate of one: the broker was not the limit for a single producer, "+
+			"so the throughput figures below measure the clients.\n", s2/s1)
+	}
+}
+
+func writeThroughput(b *strings.Builder, in *Input, w Workload) {
+	fmt.Fprintf(b, "\n## Throughput: %s\n\n", w.Title)
+	base := in.Baseline
+	fmt.Fprintf(b, "| client | msg/s | MB/s | CPU s / 1M msgs | peak RSS MiB | broker CPU (cores) | msg/s vs %s |\n", base)
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+	baseOK, _ := in.runs(w.ID, base)
+	baseRate := summarize(baseOK, (*results.Run).MsgsPerSec).Median
+	for _, c := range in.Cases {
+		ok, failed := in.runs(w.ID, c.Name)
+		if len(ok) == 0 && len(failed) == 0 {
+			continue
+		}
+		if len(ok) == 0 {
+			fmt.Fprintf(b, "| %s | failed: %s | | | | | |\n", c.Label, cell(failed[0].Err))
+			continue
+		}
+		rate := summarize(ok, (*results.Run).MsgsPerSec)
+		vs := "—"
+		if c.Name != base && !math.IsNaN(baseRate) {
+			vs = fmt.Sprintf("%.2fx", rate.Median/baseRate)
+			if rate.Median < baseRate {
+				vs += " (slower)"
+			}
+		}
+		fmt.Fprintf(b, "| %s%s | %s | %s | %s | %s | %s | %s |\n", c.Label, partial(ok, failed),
+			spread(rate, count),
+			spread(summarize(ok, (*results.Run).MBPerSec), f1),
+			spread(summarize(ok, (*results.Run).CPUPerMillion), f2),
+			spread(summarize(ok, func(r *results.Run) float64 { return mib(float64(r.MaxRSSBytes)) }), f0),
+			spread(summarize(ok, (*results.Run).BrokerCores), f2),
+			vs)
+	}
+}
+
+func writeSlow(b *strings.Builder, in *Input, w Workload) {
+	fmt.Fprintf(b, "\n## Slow broker: %s\n\n", w.Title)
+	if in.PlotFile != "" {
+		fmt.Fprintf(b, "![heap over time under the slow broker](%s)\n\n", in.PlotFile)
+	}
+	b.WriteString("| client | peak heap MiB | peak buffered msgs | accepted msgs | acked msg/s | peak RSS MiB |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+	for _, c := range in.Cases {
+		ok, failed := in.runs(w.ID, c.Name)
+		if len(ok) == 0 && len(failed) == 0 {
+			continue
+		}
+		if len(ok) == 0 {
+			fmt.Fprintf(b, "| %s | failed: %s | | | | |\n", c.Label, cell(failed[0].Err))
+			continue
+		}
+		fmt.Fprintf(b, "| %s%s | %s | %s | %s | %s | %s |\n", c.Label, partial(ok, failed),
+			spread(summarize(ok, func(r *results.Run) float64 { return mib(float64(r.PeakHeapBytes)) }), f1),
+			spread(summarize(ok, func(r *results.Run) float64 { return float64(r.PeakBuffered) }), count),
+			spread(summarize(ok, func(r *results.Run) float64 { return float64(r.Produced) }), count),
+			spread(summarize(ok, (*results.Run).MsgsPerSec), count),
+			spread(summarize(ok, func(r *results.Run) float64 { return mib(float64(r.MaxRSSBytes)) }), f0))
+	}
+	b.WriteString("\nPeak heap is the largest sample of the Go heap (runtime/metrics " + "`/memory/classes/heap/objects:bytes`" +
+		", live and not yet swept objects) taken every 50 ms inside the client process. " +
+		"Buffered messages are those the client accepted and had not yet reported as written or failed. " +
+		"The run stops after its window without draining what is still buffered.\n")
+}
+
+func writeLatency(b *strings.Builder, in *Input, w Workload) {
+	fmt.Fprintf(b, "\n## Synchronous latency: %s\n\n", w.Title)
+	b.WriteString("| client | p50 ms | p99 ms | CPU s |\n|---|---:|---:|---:|\n")
+	for _, c := range in.Cases {
+		ok, failed := in.runs(w.ID, c.Name)
+		if len(ok) == 0 && len(failed) == 0 {
+			continue
+		}
+		if len(ok) == 0 {
+			fmt.Fprintf(b, "| %s | failed: %s | | |\n", c.Label, cell(failed[0].Err))
+			continue
+		}
+		fmt.Fprintf(b, "| %s%s | %s | %s | %s |\n", c.Label, partial(ok, failed),
+			spread(summarize(ok, func(r *results.Run) float64 { return r.P50US / 1e3 }), f3),
+			spread(summarize(ok, func(r *results.Run) float64 { return r.P99US / 1e3 }), f3),
+			spread(summarize(ok, func(r *results.Run) float64 { return r.CPUSec }), f2))
+	}
+}
+
+// writeNotes states, workload by workload, where the bounded fork is
+// slower than upstream or than the fastest other client, so the table
+// never leaves it for the reader to spot.
+func writeNotes(b *strings.Builder, in *Input) {
+	if in.Bounded == "" {
+		return
+	}
+	var notes []string
+	label := func(name string) string {
+		for _, c := range in.Cases {
+			if c.Name == name {
+				return c.Label
+			}
+		}
+		return name
+	}
+	for _, w := range in.Workloads {
+		switch w.Scenario {
+		case "throughput":
+			bounded, _ := in.runs(w.ID, in.Bounded)
+			br := summarize(bounded, (*results.Run).MsgsPerSec).Median
+			if math.IsNaN(br) {
+				continue
+			}
+			for _, c := range in.Cases {
+				if c.Name == in.Bounded || strings.HasPrefix(c.Name, "fork") {
+					continue
+				}
+				ok, _ := in.runs(w.ID, c.Name)
+				o := summarize(ok, (*results.Run).MsgsPerSec).Median
+				if math.IsNaN(o) {
+					continue
+				}
+				if br < o {
+					notes = append(notes, fmt.Sprintf("%s: %s is slower than %s (%s vs %s msg/s, %.0f%% less).",
+						w.Title, label(in.Bounded), c.Label, count(br), count(o), 100*(1-br/o)))
+				}
+			}
+		case "slow":
+			var parts []string
+			for _, c := range in.Cases {
+				ok, _ := in.runs(w.ID, c.Name)
+				h := summarize(ok, func(r *results.Run) float64 { return mib(float64(r.PeakHeapBytes)) }).Median
+				if !math.IsNaN(h) {
+					parts = append(parts, fmt.Sprintf("%s %.1f MiB", c.Label, h))
+				}
+			}
+			if len(parts) > 0 {
+				notes = append(notes, w.Title+", peak heap: "+strings.Join(parts, "; ")+".")
+			}
+		}
+	}
+	if len(notes) == 0 {
+		return
+	}
+	b.WriteString("\n## Where this project stands\n\n")
+	for _, n := range notes {
+		fmt.Fprintf(b, "- %s\n", n)
+	}
+}
+
+func writeSettings(b *strings.Builder, in *Input) {
+	b.WriteString("\n## Client settings\n\nEach client is used the way its documentation suggests for the task, with acks=1 and the codec of the row; everything not listed is the library default.\n\n")
+	for _, c := range in.Cases {
+		seen := map[string]bool{}
+		var lines []string
+		for _, r := range in.Runs {
+			if r.Case == c.Name && r.Settings != "" && !seen[r.Settings] {
+				seen[r.Settings] = true
+				lines = append(lines, r.Settings)
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		slices.Sort(lines)
+		fmt.Fprintf(b, "- **%s**: %s\n", c.Label, strings.Join(lines, "; "))
+	}
+}
+
+// HeapChart draws heap over time under the slow broker for the given
+// cases, using for each the round whose peak heap is the median one.
+func HeapChart(in *Input, workload string, cases []string, subtitle string) *svgplot.Chart {
+	ch := &svgplot.Chart{
+		Title:    "Go heap of the producer process under a slow broker",
+		Subtitle: subtitle,
+		XLabel:   "seconds since the first message",
+		YLabel:   "heap MiB",
+	}
+	for _, name := range cases {
+		ok, _ := in.runs(workload, name)
+		if len(ok) == 0 {
+			continue
+		}
+		slices.SortFunc(ok, func(a, b results.Run) int {
+			return cmpUint(a.PeakHeapBytes, b.PeakHeapBytes)
+		})
+		r := ok[(len(ok)-1)/2]
+		s := svgplot.Series{Name: name}
+		for _, c := range in.Cases {
+			if c.Name == name {
+				s.Name = c.Label
+			}
+		}
+		for _, p := range r.Samples {
+			s.X = append(s.X, p.TMs/1e3)
+			s.Y = append(s.Y, mib(float64(p.HeapBytes)))
+		}
+		ch.Series = append(ch.Series, s)
+	}
+	return ch
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func partial(ok, failed []results.Run) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of %d runs failed)", len(failed), len(ok)+len(failed))
+}
+
+// spread formats a summary as "median (min–max)", or just the median for
+// a single value; "n/a" when there is none.
+func spread(s stats.Summary, f func(float64) string) string {
+	if s.N == 0 {
+		return "n/a"
+	}
+	if s.N == 1 || s.Min == s.Max {
+		return f(s.Median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", f(s.Median), f(s.Min), f(s.Max))
+}
+
+func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
+func f1(v float64) string { return fmt.Sprintf("%.1f", v) }
+func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
+func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+func mib(b float64) float64 { return b / (1 << 20) }
+
+// count writes large counts compactly: 1.23M, 845k, 950.
+func count(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case a >= 1e4:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	case a >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// cell makes s safe inside a table cell.
+func cell(s string) string {
+	s = oneLine(s)
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return strings.ReplaceAll(s, "|", `\|`)
+}
