@@ -282,10 +282,11 @@ func runSlow(ctx context.Context, cfg Config, c Client, res *Result) error {
 					}
 				}
 			}
-			if err := p.Produce(ctx, vals.next()); err != nil {
-				if ctx.Err() == nil {
-					cnt.fail(0, fmt.Errorf("produce: %w", err))
-				}
+			// Not ctx: when the window closes, a client blocked in Produce
+			// must stay blocked rather than fail messages that were never
+			// the broker's fault (the process exits right after).
+			if err := p.Produce(context.Background(), vals.next()); err != nil {
+				cnt.fail(0, fmt.Errorf("produce: %w", err))
 				return
 			}
 			cnt.produced.Add(1)

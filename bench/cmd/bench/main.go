@@ -212,9 +212,9 @@ func workloads(o *options) []workload {
 		}
 	}
 	small, large := 1_000_000, 200_000
-	slowDur, slowRate, lat := 15*time.Second, 40_000, 2000
+	slowDur, slowRate, lat := 10*time.Second, 40_000, 2000
 	if o.quick {
-		small, large = 200_000, 40_000
+		small, large = 500_000, 100_000
 		slowDur, lat = 5*time.Second, 300
 	}
 	var ws []workload
@@ -374,6 +374,7 @@ func run(ctx context.Context, args []string) error {
 		Failures:  b.fails,
 		Baseline:  "upstream",
 		Bounded:   "fork-n",
+		Compare:   []string{"upstream", "franz"},
 	}
 	if contains(scen, "slow") && !(o.external && o.slowBrokers == "") {
 		in.PlotFile = "heap.svg"

@@ -39,6 +39,7 @@ func input() *Input {
 		Workloads: []Workload{{"tp", "1k x 100 B, none", "throughput"}, {"slow", "slow 1 KiB", "slow"}},
 		Baseline:  "upstream",
 		Bounded:   "fork-n",
+		Compare:   []string{"upstream", "sarama"},
 		PlotFile:  "heap.svg",
 	}
 	// upstream: 1000 msgs in 0.1, 0.2, 0.4 s -> 10k, 5k, 2.5k msg/s.
@@ -65,8 +66,8 @@ func TestMarkdown(t *testing.T) {
 		`| sarama | failed: acked 10 of 1000 messages \| boom |`,
 		"| upstream | 100.0 (80.0–120.0) |",
 		"| fork bounded | 10.0 |",
-		"1k x 100 B, none: fork bounded is slower than upstream (4.0k vs 5.0k msg/s, 20% less).",
-		"slow 1 KiB, peak heap: upstream 100.0 MiB; fork bounded 10.0 MiB.",
+		"1k x 100 B, none: fork bounded at 4.0k msg/s = 0.80x upstream (**slower**, 20% fewer msg/s).",
+		"Slow broker, peak heap: upstream 100.0 MiB; fork bounded 10.0 MiB.",
 		"![heap over time under the slow broker](heap.svg)",
 		"- **fork bounded**: fork-n settings",
 	} {

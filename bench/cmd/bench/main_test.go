@@ -1,0 +1,68 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseProcStatCPU(t *testing.T) {
+	// Field 2 may hold spaces and parentheses; utime=250 stime=50 ticks.
+	line := "4242 (clu ster) (x)) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 50 0 0 20 0 9 0 100 0 0"
+	if got := parseProcStatCPU(line); math.Abs(got-3.0) > 1e-9 {
+		t.Fatalf("parseProcStatCPU = %v, want 3.0", got)
+	}
+	for _, bad := range []string{"", "4242 (x) S 1 2", "no parenthesis here 1 2 3 4 5 6 7 8 9 10 11 12 13"} {
+		if got := parseProcStatCPU(bad); got != -1 {
+			t.Errorf("parseProcStatCPU(%q) = %v, want -1", bad, got)
+		}
+	}
+}
+
+func TestModulePath(t *testing.T) {
+	if got := modulePath([]byte("// c\nmodule github.com/segmentio/kafka-go\n\ngo 1.23\n")); got != "github.com/segmentio/kafka-go" {
+		t.Fatalf("modulePath = %q", got)
+	}
+	if got := modulePath([]byte("go 1.23\n")); got != "" {
+		t.Fatalf("modulePath without module line = %q", got)
+	}
+}
+
+func TestWorkloads(t *testing.T) {
+	for _, quick := range []bool{false, true} {
+		ws := workloads(&options{quick: quick, slowDelay: 100e6})
+		scen := map[string]int{}
+		for _, w := range ws {
+			scen[w.scenario]++
+			if w.messages < 1 || w.size < 1 {
+				t.Errorf("workload %s has no messages", w.id)
+			}
+		}
+		if scen["throughput"] != 4 || scen["slow"] != 1 || scen["latency"] != 1 {
+			t.Errorf("quick=%v: scenarios %v", quick, scen)
+		}
+		if !quick && (ws[0].messages != 1_000_000 || ws[1].messages != 200_000 || ws[1].size != 1024) {
+			t.Errorf("full sizes: %+v %+v", ws[0], ws[1])
+		}
+	}
+	if got := workloads(&options{slowDelay: 100e6})[0].title; !strings.HasPrefix(got, "1M x 100 B, none") {
+		t.Errorf("title %q", got)
+	}
+}
+
+func TestParseFlagsRejects(t *testing.T) {
+	for _, args := range [][]string{
+		{"-clients", "upstream,nope"},
+		{"-scenarios", "throughput,bogus"},
+		{"-max-buffered-bytes", "1000"},
+		{"extra"},
+	} {
+		if _, err := parseFlags(args); err == nil {
+			t.Errorf("parseFlags(%q) accepted", args)
+		}
+	}
+	o, err := parseFlags([]string{"-quick"})
+	if err != nil || o.rounds != 1 {
+		t.Fatalf("-quick: %+v, %v", o, err)
+	}
+}
