@@ -131,3 +131,15 @@ example: cluster-bin
 		(cd "$$mod" && $(GO) run "$$pkg"); \
 	done; \
 	echo "make example: all examples ran"
+
+# Benchmark tool (bench/, its own module): builds one load generator per
+# client and the embedded cluster, runs every client in its own process and
+# writes docs/bench/results.md, results.json and heap.svg. `make bench-quick`
+# (or BENCHFLAGS=-quick) takes about 2 minutes; `make bench` is the full run.
+BENCHFLAGS ?=
+.PHONY: bench bench-quick
+bench:
+	cd bench && GO=$(GO) $(GO) run ./cmd/bench $(BENCHFLAGS)
+
+bench-quick:
+	cd bench && GO=$(GO) $(GO) run ./cmd/bench -quick $(BENCHFLAGS)
