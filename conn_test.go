@@ -748,7 +748,8 @@ func TestConnIntegrationDialErrors(t *testing.T) {
 
 	// The resolver maps a made-up name to the broker.
 	d = &Dialer{Timeout: 10 * time.Second, Resolver: connStaticResolver{addr}}
-	c, err := d.Dial("tcp", "kafka.invalid")
+	_, port, _ := net.SplitHostPort(addr)
+	c, err := d.Dial("tcp", net.JoinHostPort("kafka.invalid", port))
 	if err != nil {
 		t.Fatal(err)
 	}
