@@ -150,7 +150,7 @@ func writeCheck(b *strings.Builder, c *Check) {
 		}
 		pairClient = append(pairClient, (p[0].CPUSec+p[1].CPUSec)/c.PairWallSec[i])
 	}
-	fmt.Fprintf(b, "%s producing %s messages of %d B (acks=1, no compression), alone and then as two processes at once (half the messages each), against the same kind of cluster. The machine has %d logical CPUs.\n\n",
+	fmt.Fprintf(b, "%s producing %s messages of %d B (acks=1, no compression), alone and then as two processes at once (half the messages each), against a fresh cluster each time, after one uncounted warm-up run. The machine has %d logical CPUs.\n\n",
 		c.Client, count(float64(c.Messages)), c.Size, c.Cores)
 	b.WriteString("| producers | total msg/s | broker CPU (cores) | producer CPU (cores) |\n|---|---:|---:|---:|\n")
 	fmt.Fprintf(b, "| 1 | %s | %s | %s |\n", spread(stats.Summarize(single), count), spread(stats.Summarize(singleBroker), f2), spread(stats.Summarize(singleClient), f2))
@@ -175,7 +175,7 @@ func writeCheck(b *strings.Builder, c *Check) {
 			s2/s1, busy2, c.Cores, br)
 	default:
 		fmt.Fprintf(b, "A second producer did not raise the total rate (%.2fx) although the CPUs were not saturated (%.1f of %d busy with two producers): "+
-			"the broker is the bottleneck (kfake serves all requests of a cluster from one goroutine), so the fastest clients below are capped by it.\n",
+			"in this run the broker looks like the bottleneck (kfake serves all requests of a cluster from one goroutine), so the fastest clients below may be capped by it.\n",
 			s2/s1, busy2, c.Cores)
 	}
 }
