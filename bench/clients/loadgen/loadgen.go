@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,9 @@ type Config struct {
 	// Semaphore, when positive, makes the kafka-go adapter admit at most
 	// this many unacknowledged messages (released in Completion).
 	Semaphore int
+
+	// CPUProfile, when set, is a file to write a CPU profile of the run to.
+	CPUProfile string
 }
 
 // Acker receives the outcome of n asynchronously produced messages.
@@ -111,6 +115,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.IntVar(&cfg.MaxBufferedBatches, "max-buffered-batches", 0, "Writer.MaxBufferedBatches (fork only)")
 	fs.Int64Var(&cfg.MaxBufferedBytes, "max-buffered-bytes", 0, "Writer.MaxBufferedBytes (fork only)")
 	fs.IntVar(&cfg.Semaphore, "semaphore", 0, "kafka-go: unacknowledged messages admitted by an application semaphore")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -148,7 +153,20 @@ func Main(client string, c Client) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	stopProfile := func() {}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cpuprofile:", err)
+			os.Exit(2)
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+	}
 	res, err := Run(context.Background(), cfg, c)
+	stopProfile()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s %s: %v\n", client, cfg.Scenario, err)
 		os.Exit(1)

@@ -51,6 +51,7 @@ type options struct {
 	slowDelay   time.Duration
 	partitions  int
 	note        string
+	profileDir  string
 }
 
 func main() {
@@ -85,6 +86,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Int64Var(&o.bufBytes, "max-buffered-bytes", 16<<20, "MaxBufferedBytes of the bounded fork case; also the semaphore case's budget")
 	fs.DurationVar(&o.slowDelay, "slow-delay", 100*time.Millisecond, "delay of every Produce in the slow scenario")
 	fs.IntVar(&o.partitions, "partitions", 3, "partitions of each run's topic")
+	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of every load generator run into this directory (<workload>-<case>-r<round>.pprof)")
 	fs.StringVar(&o.note, "note", "", "free text added to the results header (e.g. what else ran on the machine)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -508,6 +510,18 @@ func (b *bench) runCase(ctx context.Context, w workload, c *clientCase, round in
 		return r
 	}
 	args := append(b.args(w, t.brokers, topic), argsOf(b.o, c, w)...)
+	if b.o.profileDir != "" {
+		if err := os.MkdirAll(b.o.profileDir, 0o755); err != nil {
+			r.Err = err.Error()
+			return r
+		}
+		prof, err := filepath.Abs(filepath.Join(b.o.profileDir, fmt.Sprintf("%s-%s-r%d.pprof", w.id, c.name, round)))
+		if err != nil {
+			r.Err = err.Error()
+			return r
+		}
+		args = append(args, "-cpuprofile", prof)
+	}
 	child := b.child(ctx, t, bin, args, timeoutOf(w))
 	r.CPUSec, r.MaxRSSBytes, r.WallSec, r.BrokerCPUSec = child.cpu, child.rss, child.wall, child.brokerCPU
 	if child.err != nil {
