@@ -252,7 +252,7 @@ func runThroughput(ctx context.Context, cfg Config, c Client, res *Result) error
 	}
 	res.Settings = p.Settings()
 	vals := newValues(cfg.Size)
-	s := startSampler(cfg.SampleEvery, cnt.buffered, false)
+	s := startSampler(cfg.SampleEvery, &cnt, false)
 	start := time.Now()
 	for i := 0; i < cfg.Messages; i++ {
 		if err := p.Produce(ctx, vals.next()); err != nil {
@@ -281,7 +281,7 @@ func runSlow(ctx context.Context, cfg Config, c Client, res *Result) error {
 	vals := newValues(cfg.Size)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	s := startSampler(cfg.SampleEvery, cnt.buffered, true)
+	s := startSampler(cfg.SampleEvery, &cnt, true)
 	start := time.Now()
 	go func() {
 		for i := 0; i < cfg.Messages && ctx.Err() == nil; i++ {
@@ -401,7 +401,7 @@ type sampler struct {
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
 
-func startSampler(every time.Duration, buffered func() int64, keep bool) *sampler {
+func startSampler(every time.Duration, cnt *counters, keep bool) *sampler {
 	s := &sampler{done: make(chan struct{})}
 	start := time.Now()
 	m := []metrics.Sample{{Name: heapMetric}}
@@ -411,7 +411,8 @@ func startSampler(every time.Duration, buffered func() int64, keep bool) *sample
 		if m[0].Value.Kind() == metrics.KindUint64 {
 			h = m[0].Value.Uint64()
 		}
-		b := buffered()
+		a := cnt.acked.Load()
+		b := cnt.buffered()
 		s.mu.Lock()
 		s.peakH = max(s.peakH, h)
 		s.peakB = max(s.peakB, b)
@@ -420,6 +421,7 @@ func startSampler(every time.Duration, buffered func() int64, keep bool) *sample
 				TMs:       float64(time.Since(start).Microseconds()) / 1e3,
 				HeapBytes: h,
 				Buffered:  b,
+				Acked:     a,
 			})
 		}
 		s.mu.Unlock()

@@ -41,4 +41,7 @@ type Sample struct {
 	TMs       float64 `json:"t_ms"`
 	HeapBytes uint64  `json:"heap_bytes"`
 	Buffered  int64   `json:"buffered"`
+	// Acked is the running count of acknowledged messages, which shows
+	// stalls (no progress while messages are buffered).
+	Acked int64 `json:"acked"`
 }

@@ -364,6 +364,7 @@ func run(ctx context.Context, args []string) error {
 		header = append(header, fmt.Sprintf("- Brokers: the embedded cluster (itest/cmd/cluster: franz-go's kfake, 3 brokers in one process on random ports), "+
 			"a fresh cluster process for every run, started by the tool; each run writes to a new topic of %d partitions, replication 1.", o.partitions))
 	}
+	header = append(header, "- This project: "+gitState(o.repo)+" (the fork load generator is built from the working tree).")
 	if o.note != "" {
 		header = append(header, "- Note: "+o.note)
 	}
@@ -694,4 +695,21 @@ func loadAvg() string {
 		return "n/a"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// gitState names the commit the fork was built from and whether the
+// working tree differed from it (outside bench/ and docs/).
+func gitState(repo string) string {
+	head, err := exec.Command("git", "-C", repo, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "commit unknown"
+	}
+	st := "commit " + strings.TrimSpace(string(head))
+	out, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench", ":!docs").Output()
+	if err == nil {
+		if n := len(splitList(strings.ReplaceAll(strings.TrimSpace(string(out)), "\n", ","))); n > 0 {
+			st += fmt.Sprintf(" plus uncommitted changes to %d file%s", n, plural(n))
+		}
+	}
+	return st
 }

@@ -219,27 +219,30 @@ func writeSlow(b *strings.Builder, in *Input, w Workload) {
 	if in.PlotFile != "" {
 		fmt.Fprintf(b, "![heap over time under the slow broker](%s)\n\n", in.PlotFile)
 	}
-	b.WriteString("| client | peak heap MiB | peak buffered msgs | accepted msgs | acked msg/s | peak RSS MiB |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| client | peak heap MiB | peak buffered msgs | accepted msgs | acked msg/s | longest stall s | peak RSS MiB |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range in.Cases {
 		ok, failed := in.runs(w.ID, c.Name)
 		if len(ok) == 0 && len(failed) == 0 {
 			continue
 		}
 		if len(ok) == 0 {
-			fmt.Fprintf(b, "| %s | failed: %s | | | | |\n", c.Label, cell(failed[0].Err))
+			fmt.Fprintf(b, "| %s | failed: %s | | | | | |\n", c.Label, cell(failed[0].Err))
 			continue
 		}
-		fmt.Fprintf(b, "| %s%s | %s | %s | %s | %s | %s |\n", c.Label, partial(ok, failed),
+		fmt.Fprintf(b, "| %s%s | %s | %s | %s | %s | %s | %s |\n", c.Label, partial(ok, failed),
 			spread(summarize(ok, func(r *results.Run) float64 { return mib(float64(r.PeakHeapBytes)) }), f1),
 			spread(summarize(ok, func(r *results.Run) float64 { return float64(r.PeakBuffered) }), count),
 			spread(summarize(ok, func(r *results.Run) float64 { return float64(r.Produced) }), count),
 			spread(summarize(ok, (*results.Run).MsgsPerSec), count),
+			spread(summarize(ok, (*results.Run).LongestStallSec), f1),
 			spread(summarize(ok, func(r *results.Run) float64 { return mib(float64(r.MaxRSSBytes)) }), f0))
 	}
 	b.WriteString("\nPeak heap is the largest sample of the Go heap (runtime/metrics " + "`/memory/classes/heap/objects:bytes`" +
 		", live and not yet swept objects) taken every 50 ms inside the client process. " +
 		"Buffered messages are those the client accepted and had not yet reported as written or failed. " +
+		"The longest stall is the longest time during which messages were buffered and none was acknowledged: " +
+		"a client that stops making progress also stops growing its heap, so read the heap column together with this one and with acked msg/s. " +
 		"The run stops after its window without draining what is still buffered.\n")
 }
 
@@ -313,6 +316,14 @@ func writeNotes(b *strings.Builder, in *Input) {
 			}
 			if len(parts) > 0 {
 				notes = append(notes, "Slow broker, peak heap: "+strings.Join(parts, "; ")+".")
+			}
+			for _, c := range in.Cases {
+				ok, _ := in.runs(w.ID, c.Name)
+				st := summarize(ok, (*results.Run).LongestStallSec)
+				if st.N > 0 && st.Max >= 1 {
+					notes = append(notes, fmt.Sprintf("Slow broker: **%s stalled**: in %d of %d runs it held messages without any acknowledgement for %.1f s or more (longest %.1f s), so its heap and buffered figures are not a measure of its bound alone.",
+						c.Label, countAtLeast(ok, 1), len(ok), 1.0, st.Max))
+				}
 			}
 		}
 	}
@@ -435,4 +446,14 @@ func cell(s string) string {
 		s = s[:160] + "…"
 	}
 	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func countAtLeast(rs []results.Run, sec float64) int {
+	n := 0
+	for i := range rs {
+		if rs[i].LongestStallSec() >= sec {
+			n++
+		}
+	}
+	return n
 }

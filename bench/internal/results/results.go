@@ -140,3 +140,21 @@ func div(a, b float64) float64 {
 	}
 	return a / b
 }
+
+// LongestStallSec is the longest stretch of the sample series during which
+// messages were buffered and none was acknowledged: a client that stops
+// making progress shows up here rather than as a flattering flat heap line.
+func (r *Run) LongestStallSec() float64 {
+	longest, start := 0.0, -1.0
+	for i, s := range r.Samples {
+		if i > 0 && s.Acked == r.Samples[i-1].Acked && r.Samples[i-1].Buffered > 0 {
+			if start < 0 {
+				start = r.Samples[i-1].TMs
+			}
+			longest = max(longest, (s.TMs-start)/1e3)
+		} else {
+			start = -1
+		}
+	}
+	return longest
+}

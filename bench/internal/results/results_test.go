@@ -105,3 +105,22 @@ func TestFinish(t *testing.T) {
 		t.Fatalf("after Finish: p50 %v p99 %v raw %v", r.P50US, r.P99US, r.LatenciesUS)
 	}
 }
+
+func TestLongestStall(t *testing.T) {
+	r := Run{Result: loadgen.Result{Samples: []loadgen.Sample{
+		{TMs: 0, Buffered: 0, Acked: 0},
+		{TMs: 100, Buffered: 0, Acked: 0}, // nothing buffered: idle, not stalled
+		{TMs: 200, Buffered: 5, Acked: 0},
+		{TMs: 300, Buffered: 5, Acked: 0}, // stalled 200..500
+		{TMs: 400, Buffered: 9, Acked: 0},
+		{TMs: 500, Buffered: 9, Acked: 0},
+		{TMs: 600, Buffered: 2, Acked: 7}, // progress
+		{TMs: 700, Buffered: 2, Acked: 7}, // stalled 600..700
+	}}}
+	if got := r.LongestStallSec(); got != 0.3 {
+		t.Fatalf("LongestStallSec = %v, want 0.3", got)
+	}
+	if got := (&Run{}).LongestStallSec(); got != 0 {
+		t.Fatalf("no samples: %v", got)
+	}
+}
