@@ -104,9 +104,12 @@ type codecKey struct {
 type compiler struct {
 	mu    sync.Mutex
 	cache map[codecKey]*codec
+	// defaults holds the default value of struct types, an invalid Value
+	// for those whose default is the zero value.
+	defaults map[reflect.Type]reflect.Value
 }
 
-var codecs = compiler{cache: make(map[codecKey]*codec)}
+var codecs = compiler{cache: make(map[codecKey]*codec), defaults: make(map[reflect.Type]reflect.Value)}
 
 func (c *compiler) compile(t reflect.Type, version int16, flexible, nullable, strict bool) (*codec, error) {
 	c.mu.Lock()
@@ -507,6 +510,10 @@ type structField struct {
 	index []int // path to the field, through embedded structs
 	tag   int
 	c     *codec
+	// Tagged fields only: whether a value is the field's default (which
+	// stays off the wire), and how an absent field gets it.
+	isDefault  func(reflect.Value) bool
+	setDefault func(reflect.Value)
 }
 
 // field returns the field of struct value v at f's index path.
@@ -558,7 +565,7 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 			for i := range tagged {
 				f := &tagged[i]
 				fv := f.field(v)
-				if fv.IsZero() {
+				if f.isDefault(fv) {
 					continue
 				}
 				count++
@@ -584,7 +591,8 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 		}
 		count := 0
 		for i := range tagged {
-			if !tagged[i].field(v).IsZero() {
+			f := &tagged[i]
+			if !f.isDefault(f.field(v)) {
 				count++
 			}
 		}
@@ -595,7 +603,7 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 		for i := range tagged {
 			f := &tagged[i]
 			fv := f.field(v)
-			if fv.IsZero() {
+			if f.isDefault(fv) {
 				continue
 			}
 			w.uvarint(uint64(f.tag))
@@ -614,6 +622,11 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 		}
 		if !flexible || r.err != nil {
 			return
+		}
+		// What the section leaves out holds its default.
+		for i := range tagged {
+			f := &tagged[i]
+			f.setDefault(f.field(v))
 		}
 		count := int(r.uvarint())
 		// A tagged field takes at least two bytes (its tag and its size).
@@ -680,6 +693,9 @@ func (c *compiler) collectFields(fields, tagged *[]structField, t reflect.Type, 
 			}
 			continue
 		}
+		if err := checkDefault(f.Type, ft); err != nil {
+			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
+		}
 		if ft.tagID >= 0 && !flexible {
 			continue
 		}
@@ -694,6 +710,10 @@ func (c *compiler) collectFields(fields, tagged *[]structField, t reflect.Type, 
 		}
 		if fc.hasRecords {
 			return fmt.Errorf("%s.%s: records cannot be a tagged field", t, f.Name)
+		}
+		sf.isDefault, sf.setDefault, err = c.taggedDefault(f.Type, ft)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t, f.Name, err)
 		}
 		for _, other := range *tagged {
 			if other.tag == ft.tagID {

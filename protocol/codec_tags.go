@@ -64,6 +64,11 @@ type fieldTag struct {
 	nullable vrange
 	tagID    int  // -1 when the field is not a tagged field
 	explicit bool // the tag named the field's versions
+	// def is the field's default (default=N), meaningful when hasDef: a
+	// tagged field is left out when it holds it and takes it when absent,
+	// and a struct's default value has it in this field.
+	def    int64
+	hasDef bool
 }
 
 // parseFieldTag parses a field's tag. Besides our own syntax it accepts the
@@ -102,6 +107,10 @@ func parseFieldTag(tag string, hasTag bool) (fieldTag, bool, error) {
 				err = fmt.Errorf("negative tag in %q", tag)
 			}
 			ft.tagID = n
+		case strings.HasPrefix(item, "default="):
+			// Base 0 so that the spec's 0x7fffffff reads as written.
+			ft.def, err = strconv.ParseInt(item[len("default="):], 0, 64)
+			ft.hasDef = true
 		case strings.HasPrefix(item, "min="):
 			ft.versions.lo, err = parseVersionNumber(item[len("min="):])
 			minSet = true

@@ -29,8 +29,18 @@
 //	nullable       the field may be null, in every version it exists in
 //	nullable=v5+   the field may be null from version 5 on (any range works)
 //	tag=N          the field is tagged field N of its struct (flexible
-//	               versions only); it is sent only when it is not the zero
-//	               value
+//	               versions only); it is sent only when it differs from
+//	               its default, and takes its default when absent
+//	default=N      the default of an integer field (N in Go syntax: -1,
+//	               0x7fffffff); without it the default is zero
+//
+// Defaults follow the spec's "default" entries and matter for tagged fields
+// only. The default of a struct-typed tagged field is the struct with each
+// field (at any depth of inline structs) at its own default, so default=N
+// also goes on the untagged members of such structs: Fetch's CurrentLeader
+// {LeaderID -1, LeaderEpoch -1} is left out when it holds -1, -1, is sent
+// when it holds 0, 0 (a real leader and epoch), and reads as -1, -1 when the
+// broker left it out. Arrays, strings and bytes default to empty (or null).
 //
 // A field with no kafka tag, or with kafka:"-", is not on the wire.
 // Unexported fields are ignored. An embedded struct without a tag lends

@@ -23,7 +23,8 @@ func unhex(t *testing.T, s string) []byte {
 // tagged-fields byte after the correlation ID); its request header is v2.
 func TestApiVersionsHeaders(t *testing.T) {
 	var buf bytes.Buffer
-	res := &apiversions.Response{ApiKeys: []apiversions.ApiKeyResponse{{ApiKey: 18, MinVersion: 0, MaxVersion: 3}}}
+	// FinalizedFeaturesEpoch at its default (-1) stays off the wire.
+	res := &apiversions.Response{ApiKeys: []apiversions.ApiKeyResponse{{ApiKey: 18, MinVersion: 0, MaxVersion: 3}}, FinalizedFeaturesEpoch: -1}
 	if err := protocol.WriteResponse(&buf, 3, 5, res); err != nil {
 		t.Fatal(err)
 	}

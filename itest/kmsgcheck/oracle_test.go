@@ -24,18 +24,7 @@ const (
 // TestOracle requires each listed case to still fail (so that a fix shows
 // up as a test failure until its entry is removed) and every other case to
 // pass. Case names are "<API>/v<N>/<request|response>[/<variant>]".
-var knownMismatches = map[string]string{
-	// The codec leaves a tagged field out when it is zero and decodes an
-	// absent one as zero, where the spec (and the Java broker, and kmsg)
-	// leave it out when it equals its default, -1 for these fields. A
-	// leader or epoch of 0 is a real value: the broker sends it, we read it
-	// as "not sent", and we never send it (a reader takes -1 instead).
-	"Produce/v10/response/zerotags":    zeroTagReason + " (ResponsePartition.CurrentLeader {0, 0})",
-	"Produce/v11/response/zerotags":    zeroTagReason + " (ResponsePartition.CurrentLeader {0, 0})",
-	"Fetch/v12/response/zerotags":      zeroTagReason + " (ResponsePartition.DivergingEpoch, CurrentLeader, SnapshotID of zeros)",
-	"ApiVersions/v3/response/zerotags": zeroTagReason + " (FinalizedFeaturesEpoch 0)",
-	"ApiVersions/v4/response/zerotags": zeroTagReason + " (FinalizedFeaturesEpoch 0)",
-}
+var knownMismatches = map[string]string{}
 
 // emptyRecordsReason explains the emptyleaves mismatches: records fields
 // of length 0 (what a broker sends for a partition without new records)
@@ -50,8 +39,6 @@ func init() {
 		knownMismatches[fmt.Sprintf("Fetch/v%d/response/emptyleaves", v)] = emptyRecordsReason
 	}
 }
-
-const zeroTagReason = "protocol core: a tagged field equal to zero but not to its spec default (-1) is dropped"
 
 // kmsgCannotExpress lists the registered APIs that kmsg has no message
 // types for, with the reason. It is empty: kmsg covers every API the

@@ -51,11 +51,11 @@ type Response struct {
 	ApiKeys        []ApiKeyResponse `kafka:"v0+"`
 	ThrottleTimeMs int32            `kafka:"v1+"`
 
-	// Tagged fields (v3+). Like every tagged field, they are left out of the
-	// encoding when zero and decode as zero when absent, although the spec
-	// gives FinalizedFeaturesEpoch a default of -1.
+	// Tagged fields (v3+). Each is left out of the encoding when it holds its
+	// default and takes the default when absent: zero (empty, false) for all
+	// but FinalizedFeaturesEpoch, whose default is -1 (unknown epoch).
 	SupportedFeatures      []SupportedFeature `kafka:"v3+,tag=0"`
-	FinalizedFeaturesEpoch int64              `kafka:"v3+,tag=1"`
+	FinalizedFeaturesEpoch int64              `kafka:"v3+,tag=1,default=-1"`
 	FinalizedFeatures      []FinalizedFeature `kafka:"v3+,tag=2"`
 	ZkMigrationReady       bool               `kafka:"v3+,tag=3"`
 }

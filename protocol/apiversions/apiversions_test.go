@@ -211,3 +211,27 @@ func TestApiVersionsPrepare(t *testing.T) {
 		t.Errorf("caller's values replaced: %+v", r)
 	}
 }
+
+// FinalizedFeaturesEpoch defaults to -1: 0 is a real epoch that is sent, -1
+// is left out, and a response without it reads as -1.
+func TestApiVersionsFinalizedEpochDefault(t *testing.T) {
+	res := &apiversions.Response{ApiKeys: []apiversions.ApiKeyResponse{}, FinalizedFeaturesEpoch: 0}
+	want := wire{}.i16(0).uv(1).i32(0).
+		uv(1).uv(1).uv(8).i64(0)
+	if got := responseBody(t, 3, false, res); !bytes.Equal(got, want) {
+		t.Errorf("epoch 0:\ngot  % x\nwant % x", got, want)
+	}
+	if got := readResponse(t, protocol.ApiVersions, 3, false, want); !reflect.DeepEqual(got, res) {
+		t.Errorf("epoch 0 decoded as %+v", got)
+	}
+
+	res.FinalizedFeaturesEpoch = -1
+	want = wire{}.i16(0).uv(1).i32(0).uv(0)
+	if got := responseBody(t, 3, false, res); !bytes.Equal(got, want) {
+		t.Errorf("epoch -1:\ngot  % x\nwant % x", got, want)
+	}
+	got := readResponse(t, protocol.ApiVersions, 4, false, want).(*apiversions.Response)
+	if got.FinalizedFeaturesEpoch != -1 {
+		t.Errorf("absent epoch decoded as %d, want -1", got.FinalizedFeaturesEpoch)
+	}
+}

@@ -123,8 +123,8 @@ type ResponsePartition struct {
 
 	// Tagged fields of v12+: where a follower's log diverged, the new leader
 	// when the broker is not it, and the snapshot to fetch instead. A field
-	// the broker left out decodes as its zero value (the spec's default is
-	// -1 in every member), so zero means "not sent".
+	// the broker left out decodes as the spec's default, -1 in every member,
+	// and a field holding that default is not sent.
 	DivergingEpoch ResponseEpochEndOffset `kafka:"v12+,tag=0"`
 	CurrentLeader  ResponseLeader         `kafka:"v12+,tag=1"`
 	SnapshotID     ResponseSnapshotID     `kafka:"v12+,tag=2"`
@@ -140,18 +140,18 @@ type ResponseTransaction struct {
 }
 
 type ResponseEpochEndOffset struct {
-	Epoch     int32 `kafka:"v12+"`
-	EndOffset int64 `kafka:"v12+"`
+	Epoch     int32 `kafka:"v12+,default=-1"`
+	EndOffset int64 `kafka:"v12+,default=-1"`
 }
 
 type ResponseLeader struct {
-	LeaderID    int32 `kafka:"v12+"`
-	LeaderEpoch int32 `kafka:"v12+"`
+	LeaderID    int32 `kafka:"v12+,default=-1"`
+	LeaderEpoch int32 `kafka:"v12+,default=-1"`
 }
 
 type ResponseSnapshotID struct {
-	EndOffset int64 `kafka:"v12+"`
-	Epoch     int32 `kafka:"v12+"`
+	EndOffset int64 `kafka:"v12+,default=-1"`
+	Epoch     int32 `kafka:"v12+,default=-1"`
 }
 
 var (

@@ -238,7 +238,7 @@ func TestFetchGoldenV12(t *testing.T) {
 	if p.HighWatermark != 12 || p.PreferredReadReplica != -1 || p.AbortedTransactions != nil {
 		t.Errorf("v12 partition decoded as %+v", p)
 	}
-	if p.DivergingEpoch != (fetch.ResponseEpochEndOffset{Epoch: 2, EndOffset: 9}) || p.CurrentLeader != (fetch.ResponseLeader{LeaderID: 1, LeaderEpoch: 3}) || p.SnapshotID != (fetch.ResponseSnapshotID{}) {
+	if p.DivergingEpoch != (fetch.ResponseEpochEndOffset{Epoch: 2, EndOffset: 9}) || p.CurrentLeader != (fetch.ResponseLeader{LeaderID: 1, LeaderEpoch: 3}) || p.SnapshotID != (fetch.ResponseSnapshotID{EndOffset: -1, Epoch: -1}) {
 		t.Errorf("v12 tagged fields decoded as %+v %+v %+v", p.DivergingEpoch, p.CurrentLeader, p.SnapshotID)
 	}
 }
@@ -277,5 +277,48 @@ func TestFetchBroker(t *testing.T) {
 	missing := &fetch.Request{Topics: []fetch.RequestTopic{{Topic: "x", Partitions: []fetch.RequestPartition{{}}}}}
 	if _, err := missing.Broker(cluster); !errors.Is(err, protocol.ErrNoTopic) {
 		t.Errorf("unknown topic: error %v", err)
+	}
+}
+
+// The v12 tagged fields default to -1 in every member: zeros are sent, the
+// defaults are not, and absent fields read as the defaults.
+func TestFetchTaggedDefaults(t *testing.T) {
+	res := &fetch.Response{Topics: []fetch.ResponseTopic{{Topic: "t", Partitions: []fetch.ResponsePartition{{
+		Partition: 2, HighWatermark: 12, LastStableOffset: 12, PreferredReadReplica: -1,
+	}}}}}
+	zeros := wire{}.i32(0).i64(0).uv(0)
+	leader := wire{}.i32(0).i32(0).uv(0)
+	snapshot := wire{}.i64(0).i32(0).uv(0)
+	partition := func(tags wire) wire {
+		return wire{}.i32(2).i16(0).i64(12).i64(12).i64(0).
+			uv(0).   // null aborted transactions
+			i32(-1). // preferred read replica
+			uv(0).   // null records
+			raw(tags...)
+	}
+	body := func(tags wire) wire {
+		return wire{}.i32(0).i16(0).i32(0).uv(2).cstr("t").uv(2).raw(partition(tags)...).uv(0).uv(0)
+	}
+	sent := body(wire{}.uv(3).
+		uv(0).uv(uint64(len(zeros))).raw(zeros...).
+		uv(1).uv(uint64(len(leader))).raw(leader...).
+		uv(2).uv(uint64(len(snapshot))).raw(snapshot...))
+	if got := responseBody(t, 12, true, res); !bytes.Equal(got, sent) {
+		t.Errorf("zero tagged fields:\ngot  % x\nwant % x", got, sent)
+	}
+	if got := readResponse(t, protocol.Fetch, 12, true, sent); !reflect.DeepEqual(got, res) {
+		t.Errorf("zero tagged fields decoded as %+v", got)
+	}
+
+	p := &res.Topics[0].Partitions[0]
+	p.DivergingEpoch = fetch.ResponseEpochEndOffset{Epoch: -1, EndOffset: -1}
+	p.CurrentLeader = fetch.ResponseLeader{LeaderID: -1, LeaderEpoch: -1}
+	p.SnapshotID = fetch.ResponseSnapshotID{EndOffset: -1, Epoch: -1}
+	absent := body(wire{}.uv(0))
+	if got := responseBody(t, 12, true, res); !bytes.Equal(got, absent) {
+		t.Errorf("default tagged fields:\ngot  % x\nwant % x", got, absent)
+	}
+	if got := readResponse(t, protocol.Fetch, 12, true, absent); !reflect.DeepEqual(got, res) {
+		t.Errorf("absent tagged fields decoded as %+v", got)
 	}
 }

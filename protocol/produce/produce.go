@@ -121,8 +121,8 @@ type ResponsePartition struct {
 	ErrorMessage   string          `kafka:"v8+,nullable"`
 
 	// CurrentLeader is set (v10+) when the request went to a broker that is
-	// no longer the leader. Left out by the broker, it decodes as the zero
-	// value (the spec's default is -1, -1).
+	// no longer the leader. Left out by the broker, it decodes as the spec's
+	// default {-1, -1}, which is also the value that is not sent.
 	CurrentLeader ResponseCurrentLeader `kafka:"v10+,tag=0"`
 }
 
@@ -133,8 +133,8 @@ type ResponseError struct {
 
 // ResponseCurrentLeader is the leader a partition moved to.
 type ResponseCurrentLeader struct {
-	LeaderID    int32 `kafka:"v10+"`
-	LeaderEpoch int32 `kafka:"v10+"`
+	LeaderID    int32 `kafka:"v10+,default=-1"`
+	LeaderEpoch int32 `kafka:"v10+,default=-1"`
 }
 
 // ResponseNodeEndpoint is the address of a broker.

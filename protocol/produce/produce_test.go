@@ -311,3 +311,37 @@ func TestProduceBroker(t *testing.T) {
 		t.Errorf("unknown topic: error %v", err)
 	}
 }
+
+// CurrentLeader defaults to {-1, -1}: a leader 0 at epoch 0 is sent, the
+// default is not, and a partition without the tag reads as the default.
+func TestProduceCurrentLeaderDefault(t *testing.T) {
+	res := &produce.Response{Topics: []produce.ResponseTopic{{Topic: "t", Partitions: []produce.ResponsePartition{{
+		Partition: 1, BaseOffset: 5, LogAppendTime: -1, LogStartOffset: 0,
+		RecordErrors: []produce.ResponseError{},
+	}}}}}
+	leader := wire{}.i32(0).i32(0).uv(0)
+	partition := func(tags wire) wire {
+		return wire{}.i32(1).i16(0).i64(5).i64(-1).i64(0).
+			uv(1). // no record errors
+			uv(0). // null error message
+			raw(tags...)
+	}
+	zero := wire{}.uv(2).cstr("t").uv(2).
+		raw(partition(wire{}.uv(1).uv(0).uv(uint64(len(leader))).raw(leader...))...).
+		uv(0).i32(0).uv(0)
+	if got := responseBody(t, 11, true, res); !bytes.Equal(got, zero) {
+		t.Errorf("leader {0, 0}:\ngot  % x\nwant % x", got, zero)
+	}
+	if got := readResponse(t, protocol.Produce, 11, true, zero); !reflect.DeepEqual(got, res) {
+		t.Errorf("leader {0, 0} decoded as %+v", got)
+	}
+
+	res.Topics[0].Partitions[0].CurrentLeader = produce.ResponseCurrentLeader{LeaderID: -1, LeaderEpoch: -1}
+	absent := wire{}.uv(2).cstr("t").uv(2).raw(partition(wire{}.uv(0))...).uv(0).i32(0).uv(0)
+	if got := responseBody(t, 11, true, res); !bytes.Equal(got, absent) {
+		t.Errorf("default leader:\ngot  % x\nwant % x", got, absent)
+	}
+	if got := readResponse(t, protocol.Produce, 10, true, absent); !reflect.DeepEqual(got, res) {
+		t.Errorf("absent leader decoded as %+v", got)
+	}
+}
