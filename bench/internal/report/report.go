@@ -317,6 +317,26 @@ func writeNotes(b *strings.Builder, in *Input) {
 			if len(parts) > 0 {
 				notes = append(notes, "Slow broker, peak heap: "+strings.Join(parts, "; ")+".")
 			}
+			bounded, _ := in.runs(w.ID, in.Bounded)
+			if br := summarize(bounded, (*results.Run).MsgsPerSec).Median; !math.IsNaN(br) {
+				var parts []string
+				for _, other := range in.Compare {
+					ok, _ := in.runs(w.ID, other)
+					o := summarize(ok, (*results.Run).MsgsPerSec).Median
+					if math.IsNaN(o) || o <= 0 {
+						continue
+					}
+					p := fmt.Sprintf("%.2fx %s", br/o, label(other))
+					if br < o {
+						p += " (**slower**)"
+					}
+					parts = append(parts, p)
+				}
+				if len(parts) > 0 {
+					notes = append(notes, fmt.Sprintf("Slow broker, messages acknowledged per second: %s at %s msg/s = %s.",
+						label(in.Bounded), count(br), strings.Join(parts, ", ")))
+				}
+			}
 			for _, c := range in.Cases {
 				ok, _ := in.runs(w.ID, c.Name)
 				st := summarize(ok, (*results.Run).LongestStallSec)
