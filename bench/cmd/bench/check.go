@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/segmentio/kafka-go/bench/internal/report"
@@ -30,7 +33,9 @@ func (b *bench) check(ctx context.Context) *report.Check {
 		r.Workload = "check-1"
 		c.Single = append(c.Single, r)
 
+		m0 := readMachineCPU()
 		pair, wall, brokerCPU, err := b.pair(ctx, w)
+		machine := m0.busyCoresSince(readMachineCPU())
 		if err != nil {
 			b.fails = append(b.fails, fmt.Sprintf("bottleneck check, two producers, round %d: %v", round, err))
 			continue
@@ -39,6 +44,7 @@ func (b *bench) check(ctx context.Context) *report.Check {
 		c.Pairs = append(c.Pairs, pair)
 		c.PairWallSec = append(c.PairWallSec, wall)
 		c.PairBrokerCPUSec = append(c.PairBrokerCPUSec, brokerCPU)
+		c.PairMachineBusy = append(c.PairMachineBusy, machine)
 	}
 	return c
 }
@@ -92,4 +98,55 @@ func (b *bench) pair(ctx context.Context, w workload) ([2]results.Run, float64, 
 		out[i] = r
 	}
 	return out, wall, brokerCPU, nil
+}
+
+// machineCPU is the aggregate line of /proc/stat: jiffies spent busy and
+// in total by all CPUs, so that the check also sees load from processes
+// that are not ours (other jobs on a shared machine).
+type machineCPU struct {
+	busy, total uint64
+	ok          bool
+}
+
+func readMachineCPU() machineCPU {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}
+	}
+	return parseMachineCPU(string(b))
+}
+
+func parseMachineCPU(stat string) machineCPU {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return machineCPU{}
+	}
+	var m machineCPU
+	for i, v := range f[1:] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return machineCPU{}
+		}
+		// Fields: user nice system idle iowait irq softirq steal guest
+		// guest_nice; guest time is already counted in user and nice.
+		if i >= 8 {
+			break
+		}
+		m.total += n
+		if i != 3 && i != 4 {
+			m.busy += n
+		}
+	}
+	m.ok = true
+	return m
+}
+
+// busyCoresSince is the average number of busy CPUs between m and later;
+// -1 when unknown.
+func (m machineCPU) busyCoresSince(later machineCPU) float64 {
+	if !m.ok || !later.ok || later.total <= m.total {
+		return -1
+	}
+	return float64(later.busy-m.busy) / float64(later.total-m.total) * float64(runtime.NumCPU())
 }

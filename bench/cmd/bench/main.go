@@ -214,10 +214,10 @@ func workloads(o *options) []workload {
 		}
 	}
 	small, large := 1_000_000, 200_000
-	slowDur, slowRate, lat := 10*time.Second, 40_000, 2000
+	slowDur, slowRate, lat := 15*time.Second, 40_000, 2000
 	if o.quick {
 		small, large = 500_000, 100_000
-		slowDur, lat = 5*time.Second, 1000
+		slowDur, lat = 8*time.Second, 1000
 	}
 	var ws []workload
 	for _, codec := range []string{"none", "zstd"} {

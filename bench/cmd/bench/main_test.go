@@ -2,9 +2,12 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
+
+var runtimeNumCPU = runtime.NumCPU
 
 func TestParseProcStatCPU(t *testing.T) {
 	// Field 2 may hold spaces and parentheses; utime=250 stime=50 ticks.
@@ -64,5 +67,24 @@ func TestParseFlagsRejects(t *testing.T) {
 	o, err := parseFlags([]string{"-quick"})
 	if err != nil || o.rounds != 1 {
 		t.Fatalf("-quick: %+v, %v", o, err)
+	}
+}
+
+func TestMachineCPU(t *testing.T) {
+	a := parseMachineCPU("cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 1 2 3\n")
+	b := parseMachineCPU("cpu  250 0 150 800 100 0 0 0 50 0\ncpu0 1 2 3\n")
+	if !a.ok || a.busy != 200 || a.total != 1000 {
+		t.Fatalf("parsed %+v", a)
+	}
+	// 200 busy jiffies of 300: two thirds of every CPU.
+	want := 2.0 / 3 * float64(runtimeNumCPU())
+	if got := a.busyCoresSince(b); math.Abs(got-want) > 1e-9 {
+		t.Fatalf("busyCoresSince = %v, want %v", got, want)
+	}
+	if got := a.busyCoresSince(machineCPU{}); got != -1 {
+		t.Fatalf("unknown later sample: %v", got)
+	}
+	if parseMachineCPU("intr 1 2 3").ok {
+		t.Fatal("non-cpu line parsed")
 	}
 }
