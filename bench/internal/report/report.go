@@ -41,8 +41,8 @@ type Check struct {
 	// PairMachineBusy is the number of busy CPUs, machine-wide (all
 	// processes), during each two-producer round; -1 when unknown.
 	PairMachineBusy []float64
-	Cores            int
-	Note             string // set instead of figures when the check could not run
+	Cores           int
+	Note            string // set instead of figures when the check could not run
 }
 
 // Input is everything the page is made from.
