@@ -415,18 +415,49 @@ func (a wireAppender) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// recordsNull reports whether the RECORDS value v is null: a RecordSet
+// without records that was not read empty, or the zero value of another
+// records type.
+func recordsNull(v reflect.Value) bool {
+	if v.Type() == recordSetType {
+		records := v.FieldByIndex(recordSetRecords)
+		return records.IsNil() && !v.FieldByIndex(recordSetEmpty).Bool()
+	}
+	return v.IsZero()
+}
+
+var (
+	recordSetRecords = fieldIndex(recordSetType, "Records")
+	recordSetEmpty   = fieldIndex(recordSetType, "empty")
+)
+
+func fieldIndex(t reflect.Type, name string) []int {
+	f, ok := t.FieldByName(name)
+	if !ok {
+		panic("kafka protocol: no field " + name + " in " + t.String())
+	}
+	return f.Index
+}
+
 // recordsCodec handles RECORDS fields: nullable (compact in flexible
 // versions) bytes whose content the value renders with WriteTo and parses
-// with ReadFrom. A zero value, or one whose WriteTo reports ErrNoRecord, is
-// null on the wire; null and empty both decode to the zero value.
+// with ReadFrom. A null value (see recordsNull) is null on the wire; null
+// decodes to the zero value, and empty bytes decode to whatever ReadFrom
+// makes of no input (for RecordSet, a set that writes back as empty).
+//
+// A RecordSet whose Records yield nothing fails the encoding with
+// ErrNoRecord, where a v2 batch or a compressed legacy set would be needed,
+// so that such a request is not sent, as upstream kafka-go does; other
+// records types reporting ErrNoRecord are written as null.
 func recordsCodec(t reflect.Type, flexible bool) *codec {
 	prefix := 4
 	if flexible {
 		prefix = 1
 	}
+	isRecordSet := t == recordSetType
 	c := &codec{minSize: prefix, fixed: -1, hasRecords: true}
 	c.size = func(s *encodeState, v reflect.Value) int {
-		if v.IsZero() {
+		if recordsNull(v) {
 			s.blobs = append(s.blobs, nil)
 			return prefix
 		}
@@ -445,7 +476,7 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 		_, err := wt.WriteTo(wireAppender{blob})
 		if err != nil {
 			wirePutBuffer(blob)
-			if errors.Is(err, ErrNoRecord) {
+			if errors.Is(err, ErrNoRecord) && !isRecordSet {
 				s.blobs = append(s.blobs, nil)
 				return prefix
 			}
@@ -487,12 +518,14 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 			n = int(r.int32())
 		}
 		v.SetZero()
-		if n <= 0 || r.err != nil {
+		if n < 0 || r.err != nil {
 			return
 		}
-		data := r.take(n)
-		if data == nil {
-			return
+		var data []byte
+		if n > 0 {
+			if data = r.take(n); data == nil {
+				return
+			}
 		}
 		rf, ok := v.Addr().Interface().(io.ReaderFrom)
 		if !ok {

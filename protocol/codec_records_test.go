@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -154,5 +155,129 @@ func TestRecordsFieldCorrupt(t *testing.T) {
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
 	if _, _, _, _, err := ReadRequest(bytes.NewReader(frame)); err == nil {
 		t.Fatal("no error")
+	}
+}
+
+// recordsFrame frames the body of a testRecordsRequest at version v.
+func recordsFrame(t *testing.T, v int16, body string) []byte {
+	t.Helper()
+	hdr := "03eb 0000 00000001 0000"
+	if v == 1 {
+		hdr = "03eb 0001 00000001 ffff 00" // header v2 writes an empty client ID as null
+	}
+	frame := mustHex(t, "00000000 "+hdr+" "+body)
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	return frame
+}
+
+// Empty records (length 0, what a broker sends for a partition without new
+// records) are not null: they decode to a set without records that writes
+// back as empty, for RecordSet and RawRecordSet, in both encodings.
+func TestRecordsFieldEmptyRoundTrip(t *testing.T) {
+	for v := int16(0); v <= 1; v++ {
+		body := "0007 00000000 00000000 0009"
+		if v == 1 {
+			body = "0007 01 01 0009 00"
+		}
+		in := recordsFrame(t, v, body)
+		_, _, _, dec, err := ReadRequest(bytes.NewReader(in))
+		if err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		got := dec.(*testRecordsRequest)
+		if got.Records.Records != nil || readValues(t, got.Records) != nil {
+			t.Fatalf("v%d: empty records decoded as %+v", v, got.Records)
+		}
+		if got.Raw.Reader == nil {
+			t.Fatalf("v%d: empty raw records decoded as null", v)
+		}
+		// As produce.Request.Prepare does to a decoded request.
+		got.Records.Version = 2
+		var out bytes.Buffer
+		if err := WriteRequest(&out, v, 1, "", got); err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		if !bytes.Equal(out.Bytes(), in) {
+			t.Fatalf("v%d: wrote %x, want %x", v, out.Bytes(), in)
+		}
+
+		// Null stays null next to empty.
+		nullBody := "0007 ffffffff 00000000 0009"
+		if v == 1 {
+			nullBody = "0007 00 01 0009 00"
+		}
+		in = recordsFrame(t, v, nullBody)
+		if _, _, _, dec, err = ReadRequest(bytes.NewReader(in)); err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		out.Reset()
+		if err := WriteRequest(&out, v, 1, "", dec); err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		if !bytes.Equal(out.Bytes(), in) {
+			t.Fatalf("v%d: wrote %x, want %x", v, out.Bytes(), in)
+		}
+	}
+}
+
+// Records given by the caller that turn out to hold nothing: an uncompressed
+// legacy set is written empty, as upstream kafka-go does; a v2 batch cannot
+// be empty, and the request fails with ErrNoRecord instead of being sent
+// (upstream's behaviour too).
+func TestRecordsFieldNoRecordsGiven(t *testing.T) {
+	var buf bytes.Buffer
+	msg := &testRecordsRequest{Records: RecordSet{Version: 1, Records: NewRecordReader()}}
+	if err := WriteRequest(&buf, 0, 1, "", msg); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := buf.Bytes(), recordsFrame(t, 0, "0000 00000000 ffffffff 0000"); !bytes.Equal(got, want) {
+		t.Fatalf("v1 set without records: %x, want %x", got, want)
+	}
+	for _, rs := range []RecordSet{
+		{Version: 2, Records: NewRecordReader()},
+		{Version: 2, Records: &RecordStream{}},
+		{Version: 1, Attributes: Gzip, Records: NewRecordReader()},
+	} {
+		buf.Reset()
+		err := WriteRequest(&buf, 1, 1, "", &testRecordsRequest{Records: rs})
+		if !errors.Is(err, ErrNoRecord) {
+			t.Errorf("%+v: error %v, want ErrNoRecord", rs, err)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("%+v: %d bytes written", rs, buf.Len())
+		}
+	}
+}
+
+func TestRecordSetEmptyWritesBack(t *testing.T) {
+	var rs RecordSet
+	if n, err := rs.ReadFrom(bytes.NewReader(nil)); n != 0 || err != nil {
+		t.Fatalf("n=%d err=%v", n, err)
+	}
+	var out bytes.Buffer
+	if n, err := rs.WriteTo(&out); n != 0 || err != nil || out.Len() != 0 {
+		t.Fatalf("empty set written: n=%d err=%v bytes=%x", n, err, out.Bytes())
+	}
+	// Reading a non-empty set over it forgets the emptiness.
+	full := testRecordSet()
+	var batches bytes.Buffer
+	if _, err := full.WriteTo(&batches); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.ReadFrom(&batches); err != nil {
+		t.Fatal(err)
+	}
+	rbDrain(&rs)
+	rs.Records = nil
+	if _, err := rs.WriteTo(&out); !errors.Is(err, ErrNoRecord) {
+		t.Fatalf("set without records after a full read: %v", err)
+	}
+	// A failed read is not an empty set either.
+	boom := errors.New("boom")
+	if _, err := rs.ReadFrom(errReader{boom}); !errors.Is(err, boom) {
+		t.Fatalf("err=%v", err)
+	}
+	if _, err := rs.WriteTo(&out); !errors.Is(err, ErrNoRecord) {
+		t.Fatalf("set after a failed read: %v", err)
 	}
 }

@@ -66,8 +66,11 @@
 //	                          versions followed by its own tagged fields
 //	RecordSet, RawRecordSet   RECORDS: nullable bytes (compact in flexible
 //	                          versions) that the value renders with WriteTo
-//	                          and parses with ReadFrom; the zero value, or
-//	                          one with no records, is null
+//	                          and parses with ReadFrom; the zero value is
+//	                          null, and null and empty records each decode
+//	                          to a value that writes back the same way. A
+//	                          RecordSet whose Records yield nothing cannot
+//	                          be a v2 batch: encoding fails with ErrNoRecord
 //
 // In flexible versions every struct (the message, each array element, each
 // inline struct) ends with its tagged-fields section. Tagged fields are

@@ -93,10 +93,19 @@ type Header struct {
 // When reading, Version is the highest format seen, Attributes are the union
 // of the attributes of every batch, and Records is a *RecordStream whose
 // Records are the batches (*RecordBatch, *ControlBatch or *MessageSet).
+//
+// On the wire a record set may be null or empty (what a broker sends for a
+// partition without new records). Both read as a nil Records; the set
+// remembers which one it was, so that writing it back gives the same bytes.
+// The zero RecordSet is null.
 type RecordSet struct {
 	Version    int8
 	Attributes Attributes
 	Records    RecordReader
+
+	// empty is set by ReadFrom when the set had no bytes at all: written
+	// with a nil Records, it stays empty instead of being null.
+	empty bool
 }
 
 // Bytes is a byte sequence that is read once and then closed, so that its

@@ -26,7 +26,8 @@ import (
 // an unknown format). Decoding stops at the first bad batch, keeping those
 // before it, so that consumers make progress up to it.
 //
-// Empty input leaves rs.Records nil.
+// Empty input leaves rs.Records nil, and rs marked as empty rather than
+// null: WriteTo then writes nothing instead of failing with ErrNoRecord.
 func (rs *RecordSet) ReadFrom(r io.Reader) (int64, error) {
 	*rs = RecordSet{}
 	in := rbGetBuf()
@@ -35,6 +36,7 @@ func (rs *RecordSet) ReadFrom(r io.Reader) (int64, error) {
 	n := int64(len(in.b))
 	if err != nil || n == 0 {
 		rbPutBuf(in)
+		rs.empty = err == nil
 		return n, err
 	}
 	src := rbNewShared(in)

@@ -53,9 +53,14 @@ const (
 // that one batch. Keys and values are closed once written.
 //
 // The error is ErrNoRecord if rs.Records is nil, or if it is empty for
-// version 2.
+// version 2 (as a v2 batch cannot be empty) or for a compressed legacy set.
+// A set that ReadFrom found empty, and whose Records is still nil, writes
+// nothing and no error.
 func (rs *RecordSet) WriteTo(w io.Writer) (int64, error) {
 	if rs.Records == nil {
+		if rs.empty {
+			return 0, nil
+		}
 		return 0, ErrNoRecord
 	}
 	out := rbGetBuf()

@@ -26,20 +26,6 @@ const (
 // pass. Case names are "<API>/v<N>/<request|response>[/<variant>]".
 var knownMismatches = map[string]string{}
 
-// emptyRecordsReason explains the emptyleaves mismatches: records fields
-// of length 0 (what a broker sends for a partition without new records)
-// decode to the zero RecordSet, which is written back as null.
-const emptyRecordsReason = "protocol core (recordsCodec): empty RECORDS (length 0) decode to the zero RecordSet, which encodes as null (-1 / compact 0)"
-
-func init() {
-	for v := 0; v <= 11; v++ {
-		knownMismatches[fmt.Sprintf("Produce/v%d/request/emptyleaves", v)] = emptyRecordsReason
-	}
-	for v := 0; v <= 12; v++ {
-		knownMismatches[fmt.Sprintf("Fetch/v%d/response/emptyleaves", v)] = emptyRecordsReason
-	}
-}
-
 // kmsgCannotExpress lists the registered APIs that kmsg has no message
 // types for, with the reason. It is empty: kmsg covers every API the
 // project registers.
