@@ -7,7 +7,7 @@ import (
 
 // ControlBatch is a v2 record batch with the Control attribute: its records
 // are transaction markers (and other broker-written control records), not
-// application data.
+// application data. LastOffsetDelta and RecordCount are as in RecordBatch.
 type ControlBatch struct {
 	Attributes           Attributes
 	PartitionLeaderEpoch int32
@@ -15,8 +15,14 @@ type ControlBatch struct {
 	ProducerID           int64
 	ProducerEpoch        int16
 	BaseSequence         int32
+	LastOffsetDelta      int32
+	RecordCount          int32
 	Records              RecordReader
 }
+
+// LastOffset is the offset of the batch's last record (BaseOffset +
+// LastOffsetDelta).
+func (c *ControlBatch) LastOffset() int64 { return c.BaseOffset + int64(c.LastOffsetDelta) }
 
 func (c *ControlBatch) ReadRecord() (*Record, error) { return c.Records.ReadRecord() }
 

@@ -6,6 +6,12 @@ import (
 )
 
 // RecordBatch is a message format v2 record batch and its header fields.
+//
+// LastOffsetDelta and RecordCount come from the header of a decoded batch
+// (they are ignored when writing): the batch covers offsets BaseOffset to
+// LastOffset() even when compaction removed some of its records, so a
+// consumer can skip a batch that ends before its fetch offset without
+// reading its records.
 type RecordBatch struct {
 	Attributes           Attributes
 	PartitionLeaderEpoch int32
@@ -13,8 +19,14 @@ type RecordBatch struct {
 	ProducerID           int64
 	ProducerEpoch        int16
 	BaseSequence         int32
+	LastOffsetDelta      int32
+	RecordCount          int32
 	Records              RecordReader
 }
+
+// LastOffset is the offset of the last record the batch was written with
+// (BaseOffset + LastOffsetDelta).
+func (r *RecordBatch) LastOffset() int64 { return r.BaseOffset + int64(r.LastOffsetDelta) }
 
 func (r *RecordBatch) ReadRecord() (*Record, error) { return r.Records.ReadRecord() }
 

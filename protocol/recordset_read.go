@@ -187,6 +187,7 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 	producerID := int64(be.Uint64(batch[rbV2ProducerID:]))
 	producerEpoch := int16(be.Uint16(batch[rbV2ProducerEpoch:]))
 	baseSequence := int32(be.Uint32(batch[rbV2BaseSequence:]))
+	lastDelta := int32(be.Uint32(batch[rbV2LastOffsetDelta:]))
 	if attrs.Control() {
 		d.add(&ControlBatch{
 			Attributes:           attrs,
@@ -195,6 +196,8 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 			ProducerID:           producerID,
 			ProducerEpoch:        producerEpoch,
 			BaseSequence:         baseSequence,
+			LastOffsetDelta:      lastDelta,
+			RecordCount:          count,
 			Records:              r,
 		}, 2, attrs)
 	} else {
@@ -205,6 +208,8 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 			ProducerID:           producerID,
 			ProducerEpoch:        producerEpoch,
 			BaseSequence:         baseSequence,
+			LastOffsetDelta:      lastDelta,
+			RecordCount:          count,
 			Records:              r,
 		}, 2, attrs)
 	}
