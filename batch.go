@@ -219,14 +219,24 @@ func (batch *Batch) nextRecord() (*protocol.Record, error) {
 			if batch.skipBatch(r) {
 				continue
 			}
+			if end := batchEnd(r); end >= 0 && end < batch.offset {
+				// Its header says every record is below the offset: no
+				// need to go through them.
+				batch.last = max(batch.last, end)
+				continue
+			}
 			batch.current = r
 		}
 		rec, err := batch.current.ReadRecord()
 		if err != nil {
-			batch.current = nil
 			if errors.Is(err, io.EOF) {
+				// Records compacted away at the batch's end still count
+				// as read: its header says where it ends.
+				batch.last = max(batch.last, batchEnd(batch.current))
+				batch.current = nil
 				continue
 			}
+			batch.current = nil
 			batch.err = dontExpectEOF(err)
 			return nil, batch.err
 		}
@@ -255,6 +265,7 @@ func (batch *Batch) skipBatch(r protocol.RecordReader) bool {
 				batch.aborted.end(b.ProducerID)
 			}
 		}
+		batch.last = max(batch.last, b.LastOffset())
 		return true
 	case *protocol.RecordBatch:
 		if batch.aborted == nil || !b.Attributes.Transactional() || !batch.aborted.isAborted(b.ProducerID, b.BaseOffset) {
@@ -268,16 +279,30 @@ func (batch *Batch) skipBatch(r protocol.RecordReader) bool {
 			batch.last = max(batch.last, rec.Offset)
 			closeRecord(rec)
 		}
+		batch.last = max(batch.last, b.LastOffset())
 		return true
 	}
 	return false
 }
 
+// batchEnd is the offset of the last record a v2 batch was written with,
+// from its header, or -1 for other record readers.
+func batchEnd(r protocol.RecordReader) int64 {
+	switch b := r.(type) {
+	case *protocol.RecordBatch:
+		return b.LastOffset()
+	case *protocol.ControlBatch:
+		return b.LastOffset()
+	}
+	return -1
+}
+
 // finish sets the error of a batch read to its end: io.EOF, or
 // RequestTimedOut when the deadline passed meanwhile (the response may have
-// been cut short by it). The offset moves past every record met, so that
-// records removed by compaction at the end of the batch, transaction
-// markers and aborted records are not fetched again.
+// been cut short by it). The offset moves past every record met and past
+// the end of every v2 batch gone through, so that records removed by
+// compaction at the end of a batch, transaction markers and aborted records
+// are not fetched again.
 func (batch *Batch) finish() {
 	if !batch.deadline.IsZero() && time.Now().After(batch.deadline) {
 		batch.err = RequestTimedOut

@@ -836,3 +836,73 @@ func BenchmarkConnBatch(b *testing.B) {
 		})
 	}
 }
+
+// connSetLastOffsetDelta rewrites the last offset delta of the v2 batch b
+// (fixing the CRC), as compaction leaves it: covering records now gone.
+func connSetLastOffsetDelta(b []byte, delta int32) []byte {
+	binary.BigEndian.PutUint32(b[23:], uint32(delta))
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], connCastagnoli))
+	return b
+}
+
+// A batch's header says which offsets it covers, compacted records
+// included: batches that end before the fetch offset are skipped, and
+// reading to the end of a batch moves the offset past its last offset, so
+// that a compacted tail costs no extra fetches.
+func TestConnFakeBatchCompactedHeaders(t *testing.T) {
+	var respond func() []byte
+	c, _ := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
+		return nil, respond()
+	})
+
+	// Offsets 3 and 4 survive of 3..12; the fetch starts at 7.
+	respond = func() []byte {
+		return connFetchFrame(t, 20, 0, nil, connSetLastOffsetDelta(connV2Batch(t, 3, 0, -1, connRecords(connKV("old", 2))), 9))
+	}
+	c.Seek(7, SeekAbsolute|SeekDontCheck)
+	b := c.ReadBatch(1, 1000)
+	if got, err := connReadBatch(b); len(got) != 0 || !errors.Is(err, io.EOF) {
+		t.Errorf("batch below the offset: %v %v", got, err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if off, _ := c.Offset(); off != 13 {
+		t.Errorf("offset %d after a batch ending at 12, want 13", off)
+	}
+
+	// 0..2 survive of 0..5, then 6 and 7 in a second batch, then 8..9 of
+	// a batch covering 8..15; the fetch starts at 1.
+	respond = func() []byte {
+		var set []byte
+		set = append(set, connSetLastOffsetDelta(connV2Batch(t, 0, 0, -1, connRecords(connKV("a", 3))), 5)...)
+		set = append(set, connV2Batch(t, 6, 0, -1, connRecords(connKV("b", 2)))...)
+		set = append(set, connSetLastOffsetDelta(connV2Batch(t, 8, 0, -1, connRecords(connKV("c", 2))), 7)...)
+		return connFetchFrame(t, 20, 0, nil, set)
+	}
+	c.Seek(1, SeekAbsolute|SeekDontCheck)
+	b = c.ReadBatch(1, 10000)
+	got, err := connReadBatch(b)
+	want := []string{"1:a-k1=a-v1", "2:a-k2=a-v2", "6:b-k0=b-v0", "7:b-k1=b-v1", "8:c-k0=c-v0", "9:c-k1=c-v1"}
+	if !errors.Is(err, io.EOF) || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v %v, want %v", got, err, want)
+	}
+	if off := b.Offset(); off != 16 {
+		t.Errorf("batch offset %d at the end, want 16", off)
+	}
+	b.Close()
+	if off, _ := c.Offset(); off != 16 {
+		t.Errorf("offset %d after the batches, want 16", off)
+	}
+
+	// Stopping inside a batch keeps the offset after the last message read.
+	c.Seek(1, SeekAbsolute|SeekDontCheck)
+	b = c.ReadBatch(1, 10000)
+	if m, err := b.ReadMessage(); err != nil || m.Offset != 1 {
+		t.Fatalf("first message %d %v", m.Offset, err)
+	}
+	b.Close()
+	if off, _ := c.Offset(); off != 2 {
+		t.Errorf("offset %d after one message, want 2", off)
+	}
+}
