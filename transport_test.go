@@ -178,20 +178,10 @@ func TestTransportNoCommonVersion(t *testing.T) {
 }
 
 func tpCoordKey(r *findcoordinator.Request) string {
-	if len(r.CoordinatorKeys) > 0 {
-		return r.CoordinatorKeys[0]
-	}
 	return r.Key
 }
 
 func tpCoordinatorReply(r *tpFakeRequest, node int32, host string, code int16) {
-	key := tpCoordKey(r.Msg.(*findcoordinator.Request))
-	if r.Version >= 4 {
-		r.reply(&findcoordinator.Response{Coordinators: []findcoordinator.ResponseCoordinator{{
-			Key: key, NodeID: node, Host: host, Port: 1, ErrorCode: code,
-		}}})
-		return
-	}
 	r.reply(&findcoordinator.Response{NodeID: node, Host: host, Port: 1, ErrorCode: code})
 }
 

@@ -118,15 +118,27 @@ func readRequestBody(t *testing.T, key protocol.ApiKey, v int16, flexible bool, 
 
 func TestFindCoordinatorRoundTrip(t *testing.T) {
 	prototest.TestRequest(t, 0, &findcoordinator.Request{Key: "group"})
+	prototest.TestRequest(t, 1, &findcoordinator.Request{Key: "txn", KeyType: 1})
 	prototest.TestRequest(t, 3, &findcoordinator.Request{Key: "txn", KeyType: 1})
-	prototest.TestRequest(t, 6, &findcoordinator.Request{KeyType: 0, CoordinatorKeys: []string{"g1", "g2"}})
 
 	prototest.TestResponse(t, 0, &findcoordinator.Response{ErrorCode: 15, NodeID: 1, Host: "h", Port: 9092})
+	prototest.TestResponse(t, 1, &findcoordinator.Response{ThrottleTimeMs: 2, ErrorCode: 15, ErrorMessage: "m", NodeID: -1, Port: -1})
 	prototest.TestResponse(t, 3, &findcoordinator.Response{ThrottleTimeMs: 2, ErrorMessage: "m", NodeID: 1, Host: "h", Port: 9092})
-	prototest.TestResponse(t, 6, &findcoordinator.Response{ThrottleTimeMs: 2, Coordinators: []findcoordinator.ResponseCoordinator{
-		{Key: "g1", NodeID: 1, Host: "h1", Port: 9092},
-		{Key: "g2", NodeID: -1, Host: "", Port: -1, ErrorCode: 15, ErrorMessage: "not available"},
-	}})
+}
+
+func TestFindCoordinatorGoldenV0(t *testing.T) {
+	want := wire{}.str("g")
+	if got := requestBody(t, 0, false, &findcoordinator.Request{Key: "g", KeyType: 1}); !bytes.Equal(got, want) {
+		t.Errorf("v0 request (no key type):\ngot  % x\nwant % x", got, want)
+	}
+	res := &findcoordinator.Response{ErrorCode: 15, NodeID: -1, Port: -1}
+	want = wire{}.i16(15).i32(-1).str("").i32(-1)
+	if got := responseBody(t, 0, false, res); !bytes.Equal(got, want) {
+		t.Errorf("v0 response:\ngot  % x\nwant % x", got, want)
+	}
+	if got := readResponse(t, protocol.FindCoordinator, 0, false, want); !reflect.DeepEqual(got, res) {
+		t.Errorf("v0 response decoded as %+v", got)
+	}
 }
 
 func TestFindCoordinatorGoldenV2(t *testing.T) {
@@ -146,68 +158,49 @@ func TestFindCoordinatorGoldenV2(t *testing.T) {
 }
 
 func TestFindCoordinatorGoldenV3(t *testing.T) {
+	req := &findcoordinator.Request{Key: "g"}
 	want := wire{}.cstr("g").i8(0).uv(0)
-	if got := requestBody(t, 3, true, &findcoordinator.Request{Key: "g"}); !bytes.Equal(got, want) {
+	if got := requestBody(t, 3, true, req); !bytes.Equal(got, want) {
 		t.Errorf("v3 request:\ngot  % x\nwant % x", got, want)
+	}
+	if got := readRequestBody(t, protocol.FindCoordinator, 3, true, want); !reflect.DeepEqual(got, req) {
+		t.Errorf("v3 request decoded as %+v", got)
 	}
 	res := &findcoordinator.Response{NodeID: 3, Host: "h", Port: 9094}
 	want = wire{}.i32(0).i16(0).uv(0).i32(3).cstr("h").i32(9094).uv(0)
 	if got := responseBody(t, 3, true, res); !bytes.Equal(got, want) {
 		t.Errorf("v3 response:\ngot  % x\nwant % x", got, want)
 	}
-}
-
-func TestFindCoordinatorGoldenV4(t *testing.T) {
-	req := &findcoordinator.Request{KeyType: 1, CoordinatorKeys: []string{"a", "b"}}
-	want := wire{}.i8(1).uv(3).cstr("a").cstr("b").uv(0)
-	if got := requestBody(t, 4, true, req); !bytes.Equal(got, want) {
-		t.Errorf("v4 request:\ngot  % x\nwant % x", got, want)
-	}
-
-	res := &findcoordinator.Response{Coordinators: []findcoordinator.ResponseCoordinator{
-		{Key: "a", NodeID: 2, Host: "h", Port: 9093},
-		{Key: "b", NodeID: -1, Port: -1, ErrorCode: 15, ErrorMessage: "x"},
-	}}
-	want = wire{}.i32(0).uv(3).
-		cstr("a").i32(2).cstr("h").i32(9093).i16(0).uv(0).uv(0).
-		cstr("b").i32(-1).cstr("").i32(-1).i16(15).cstr("x").uv(0).
-		uv(0)
-	if got := responseBody(t, 4, true, res); !bytes.Equal(got, want) {
-		t.Errorf("v4 response:\ngot  % x\nwant % x", got, want)
-	}
-	if got := readResponse(t, protocol.FindCoordinator, 4, true, want); !reflect.DeepEqual(got, res) {
-		t.Errorf("v4 response decoded as %+v", got)
+	if got := readResponse(t, protocol.FindCoordinator, 3, true, want); !reflect.DeepEqual(got, res) {
+		t.Errorf("v3 response decoded as %+v", got)
 	}
 }
 
-func TestFindCoordinatorPrepare(t *testing.T) {
-	r := &findcoordinator.Request{Key: "g"}
-	r.Prepare(4)
-	if !reflect.DeepEqual(r.CoordinatorKeys, []string{"g"}) {
-		t.Errorf("v4: CoordinatorKeys = %v", r.CoordinatorKeys)
+// v4 and later batch several keys per request: not supported.
+func TestFindCoordinatorNoV4(t *testing.T) {
+	if v := protocol.FindCoordinator.MaxVersion(); v != 3 {
+		t.Fatalf("max version %d, want 3", v)
 	}
-	r = &findcoordinator.Request{CoordinatorKeys: []string{"x", "y"}}
-	r.Prepare(3)
-	if r.Key != "x" {
-		t.Errorf("v3: Key = %q", r.Key)
+	var buf bytes.Buffer
+	if err := protocol.WriteRequest(&buf, 4, 1, "c", &findcoordinator.Request{Key: "g"}); err == nil {
+		t.Error("v4 request written")
 	}
-	r = &findcoordinator.Request{Key: "k", CoordinatorKeys: []string{"x"}}
-	r.Prepare(5)
-	if !reflect.DeepEqual(r.CoordinatorKeys, []string{"x"}) {
-		t.Errorf("explicit CoordinatorKeys replaced: %v", r.CoordinatorKeys)
+}
+
+// Request and Response stay comparable, as upstream's are.
+func TestFindCoordinatorComparable(t *testing.T) {
+	a := findcoordinator.Response{NodeID: 1, Host: "h"}
+	b := a
+	if a != b || (findcoordinator.Request{Key: "g"}) != (findcoordinator.Request{Key: "g"}) {
+		t.Fatal("equal values compare unequal")
 	}
 }
 
 func TestFindCoordinatorResponseCoordinator(t *testing.T) {
-	old := &findcoordinator.Response{NodeID: 4, Host: "h", Port: 1, ErrorCode: 0}
-	if c, ok := old.Coordinator("g"); !ok || c.NodeID != 4 || c.Host != "h" || c.Key != "g" {
-		t.Errorf("v0-3 form: %+v %v", c, ok)
-	}
-	batched := &findcoordinator.Response{Coordinators: []findcoordinator.ResponseCoordinator{{Key: "a", NodeID: 1}, {Key: "b", NodeID: 2}}}
-	if c, ok := batched.Coordinator("b"); !ok || c.NodeID != 2 {
-		t.Errorf("v4+ form, key b: %+v %v", c, ok)
-	}
-	if _, ok := batched.Coordinator("c"); ok {
-		t.Error("v4+ form: found a coordinator for a key not in the response")
+	res := &findcoordinator.Response{NodeID: 4, Host: "h", Port: 1, ErrorCode: 15, ErrorMessage: "m"}
+	c, ok := res.Coordinator("g")
+	want := findcoordinator.ResponseCoordinator{Key: "g", NodeID: 4, Host: "h", Port: 1, ErrorCode: 15, ErrorMessage: "m"}
+	if !ok || c != want {
+		t.Errorf("Coordinator(g) = %+v %v, want %+v", c, ok, want)
 	}
 }
