@@ -24,6 +24,8 @@ const (
 // TestOracle requires each listed case to still fail (so that a fix shows
 // up as a test failure until its entry is removed) and every other case to
 // pass. Case names are "<API>/v<N>/<request|response>[/<variant>]".
+// It is empty: every case passes (the last entries, tagged fields with a
+// non-zero default and empty record sets, were fixed in the protocol core).
 var knownMismatches = map[string]string{}
 
 // kmsgCannotExpress lists the registered APIs that kmsg has no message
