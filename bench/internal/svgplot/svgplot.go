@@ -68,8 +68,8 @@ func (c *Chart) Write(w io.Writer) error {
 	}
 	xstep, xtop := axis(xmax)
 	ystep, ytop := axis(ymax)
-	px := func(x float64) float64 { return marginLeft + x/xtop*pw }
-	py := func(y float64) float64 { return marginTop + ph - y/ytop*ph }
+	px := func(x float64) float64 { return marginLeft + min(x/xtop, 1)*pw }
+	py := func(y float64) float64 { return marginTop + ph - min(y/ytop, 1)*ph }
 
 	b := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -172,7 +172,9 @@ func axis(vmax float64) (step, top float64) {
 	default:
 		step = 10 * mag
 	}
-	top = math.Ceil(vmax/step-1e-9) * step
+	// A value a hair above a round number (a sample taken at 8.0004 s)
+	// should not add a whole empty tick; it is drawn on the edge instead.
+	top = math.Ceil(vmax/step-0.001) * step
 	return step, top
 }
 

@@ -149,6 +149,8 @@ func TestAxis(t *testing.T) {
 		{0.042, 0.01, 0.05},
 		{0, 1, 1},
 		{1, 0.2, 1},
+		{8.0004, 2, 8}, // a hair above a tick stays on it
+		{8.1, 2, 10},
 	} {
 		step, top := axis(tc.max)
 		if math.Abs(step-tc.step) > 1e-12 || math.Abs(top-tc.top) > 1e-12 {
