@@ -40,7 +40,8 @@
 // also goes on the untagged members of such structs: Fetch's CurrentLeader
 // {LeaderID -1, LeaderEpoch -1} is left out when it holds -1, -1, is sent
 // when it holds 0, 0 (a real leader and epoch), and reads as -1, -1 when the
-// broker left it out. Arrays, strings and bytes default to empty (or null).
+// broker left it out. Any other field's default is its Go zero value (0,
+// false, "", a nil slice: an empty non-nil slice is sent).
 //
 // A field with no kafka tag, or with kafka:"-", is not on the wire.
 // Unexported fields are ignored. An embedded struct without a tag lends
