@@ -82,8 +82,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.slowBrokers, "slow-brokers", "", "with -external: brokers that delay every Produce (the slow scenario is skipped without)")
 	fs.StringVar(&o.clients, "clients", strings.Join(caseNames(), ","), "client cases to run")
 	fs.StringVar(&o.scenarios, "scenarios", "check,throughput,slow,latency", "scenarios to run")
-	fs.IntVar(&o.batches, "max-buffered-batches", 4, "MaxBufferedBatches of the bounded fork case")
-	fs.Int64Var(&o.bufBytes, "max-buffered-bytes", 16<<20, "MaxBufferedBytes of the bounded fork case; also the semaphore case's budget")
+	fs.IntVar(&o.batches, "max-buffered-batches", 4, "MaxBufferedBatches of the bounded fork case (0: unset)")
+	fs.Int64Var(&o.bufBytes, "max-buffered-bytes", 16<<20, "MaxBufferedBytes of the bounded fork case (0: unset); also the semaphore case's budget")
 	fs.DurationVar(&o.slowDelay, "slow-delay", 100*time.Millisecond, "delay of every Produce in the slow scenario")
 	fs.IntVar(&o.partitions, "partitions", 3, "partitions of each run's topic")
 	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of every load generator run into this directory (<workload>-<case>-r<round>.pprof)")
@@ -100,8 +100,8 @@ func parseFlags(args []string) (*options, error) {
 			o.rounds = 1
 		}
 	}
-	if o.rounds < 1 || o.batches < 1 || o.bufBytes < 1<<20 || o.partitions < 1 {
-		return nil, errors.New("-rounds, -max-buffered-batches, -partitions must be positive and -max-buffered-bytes at least 1 MiB")
+	if o.rounds < 1 || o.batches < 0 || o.partitions < 1 || (o.bufBytes != 0 && o.bufBytes < 1<<20) || (o.batches == 0 && o.bufBytes == 0) {
+		return nil, errors.New("-rounds and -partitions must be positive, -max-buffered-bytes 0 (unset) or at least 1 MiB, and at least one bound set")
 	}
 	for _, c := range splitList(o.clients) {
 		if caseByName(c) == nil {
@@ -155,7 +155,14 @@ var cases = []clientCase{
 		label: func(*options) string { return "kafka-go v0.4.51 (upstream)" }},
 	{name: "fork-n", binary: "fork", sync: true,
 		label: func(o *options) string {
-			return fmt.Sprintf("this fork, MaxBufferedBatches %d, MaxBufferedBytes %d MiB", o.batches, o.bufBytes>>20)
+			var parts []string
+			if o.batches > 0 {
+				parts = append(parts, fmt.Sprintf("MaxBufferedBatches %d", o.batches))
+			}
+			if o.bufBytes > 0 {
+				parts = append(parts, fmt.Sprintf("MaxBufferedBytes %d MiB", o.bufBytes>>20))
+			}
+			return "this fork, " + strings.Join(parts, ", ")
 		},
 		args: func(o *options, _ workload) []string {
 			return []string{"-max-buffered-batches", strconv.Itoa(o.batches), "-max-buffered-bytes", strconv.FormatInt(o.bufBytes, 10)}
@@ -164,16 +171,25 @@ var cases = []clientCase{
 		label: func(*options) string { return "this fork, MaxBufferedBatches 0 (default)" }},
 	{name: "semaphore", binary: "upstream",
 		label: func(o *options) string {
-			return fmt.Sprintf("v0.4.51 + semaphore in Completion (%d MiB of messages)", o.bufBytes>>20)
+			return fmt.Sprintf("v0.4.51 + semaphore in Completion (%d MiB of messages)", semaphoreBudget(o)>>20)
 		},
 		args: func(o *options, w workload) []string {
 			// The same memory budget as MaxBufferedBytes, counted in messages.
-			return []string{"-semaphore", strconv.FormatInt(max(1, o.bufBytes/int64(w.size)), 10)}
+			return []string{"-semaphore", strconv.FormatInt(max(1, semaphoreBudget(o)/int64(w.size)), 10)}
 		}},
 	{name: "franz", binary: "franz", sync: true,
 		label: func(*options) string { return "franz-go v1.22.3 (kgo)" }},
 	{name: "sarama", binary: "sarama", sync: true,
 		label: func(*options) string { return "IBM/sarama v1.61.1" }},
+}
+
+// semaphoreBudget is MaxBufferedBytes of the bounded case, or its default
+// when that case runs without a byte bound.
+func semaphoreBudget(o *options) int64 {
+	if o.bufBytes > 0 {
+		return o.bufBytes
+	}
+	return 16 << 20
 }
 
 func caseNames() []string {

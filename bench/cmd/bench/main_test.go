@@ -58,6 +58,7 @@ func TestParseFlagsRejects(t *testing.T) {
 		{"-clients", "upstream,nope"},
 		{"-scenarios", "throughput,bogus"},
 		{"-max-buffered-bytes", "1000"},
+		{"-max-buffered-bytes", "0", "-max-buffered-batches", "0"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args); err == nil {
@@ -86,5 +87,22 @@ func TestMachineCPU(t *testing.T) {
 	}
 	if parseMachineCPU("intr 1 2 3").ok {
 		t.Fatal("non-cpu line parsed")
+	}
+}
+
+func TestBoundedCaseLabel(t *testing.T) {
+	o, err := parseFlags([]string{"-max-buffered-bytes", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := caseByName("fork-n")
+	if got := c.label(o); got != "this fork, MaxBufferedBatches 4" {
+		t.Errorf("label %q", got)
+	}
+	if got := c.args(o, workload{size: 1024}); strings.Join(got, " ") != "-max-buffered-batches 4 -max-buffered-bytes 0" {
+		t.Errorf("args %q", got)
+	}
+	if got := caseByName("semaphore").args(o, workload{size: 1024}); got[1] != "16384" {
+		t.Errorf("semaphore args %q: want the 16 MiB default budget", got)
 	}
 }
