@@ -317,7 +317,21 @@ func run(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(dir)
 	if b.bins, err = build(ctx, o.repo, dir, !o.external, need); err != nil {
-		return err
+		if o.external || ctx.Err() != nil {
+			return err
+		}
+		// Without the embedded cluster the run can still measure the
+		// clients against brokers that are already there.
+		b.brokers = os.Getenv("KAFKA_BROKERS")
+		if b.brokers == "" {
+			return err
+		}
+		logf("%v; falling back to $KAFKA_BROKERS = %s", err, b.brokers)
+		b.fails = append(b.fails, fmt.Sprintf("%v: used $KAFKA_BROKERS instead", err))
+		o.external = true
+		if b.bins, err = build(ctx, o.repo, dir, false, need); err != nil {
+			return err
+		}
 	}
 	for name, e := range b.bins.failed {
 		b.fails = append(b.fails, fmt.Sprintf("build of the %s load generator failed: %s", name, e))
