@@ -318,3 +318,43 @@ func TestBackpressureSemaphoreDeadlocksInCompletion(t *testing.T) {
 		}
 	})
 }
+
+// A caller waiting for space does not stop the partition's BatchTimeout:
+// the byte budget is used up by a partial batch that only BatchTimeout will
+// send; while the caller waits, that batch reaches the broker (held there,
+// so the caller stays waiting until we release it), and then the caller
+// gets in.
+func TestBackpressureBatchTimeoutFlushesWhileCallerWaits(t *testing.T) {
+	msgSize := int64((&Message{Key: []byte("p0"), Value: []byte("0")}).totalSize())
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.block()
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 100, BatchTimeout: 20 * time.Millisecond,
+		Async: true, RequiredAcks: RequireOne, MaxBufferedBytes: 3 * msgSize,
+	}
+	defer shutdown(w, stub)
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.WriteMessages(context.Background(), seqMessages("p0", 3, 4)...) }()
+	eventually(t, "the caller waiting for bytes", func() bool { return byteWaiters(w) == 1 })
+	eventually(t, "BatchTimeout sending the partial batch while the caller waits", func() bool { return stub.heldCount(tp) == 1 })
+	if byteWaiters(w) != 1 {
+		t.Fatal("the caller got in before the batch was acknowledged")
+	}
+	stub.release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting caller was not let in after the batch was acknowledged")
+	}
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, stub.records(tp), 0, 4)
+}
