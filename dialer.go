@@ -423,42 +423,43 @@ func canonicalAddress(s string) string {
 	return net.JoinHostPort(splitHostPort(s))
 }
 
-// splitHostPort splits s into host and port; s without a port is a host
-// on port 9092.
+// splitHostPort never fails: a bare host name is what users most often
+// type, so it is read as a broker on Kafka's well-known port.
 func splitHostPort(s string) (host string, port string) {
-	host, port, _ = net.SplitHostPort(s)
-	if host == "" && port == "" {
-		return s, "9092"
+	if h, p, _ := net.SplitHostPort(s); h != "" || p != "" {
+		return h, p
 	}
-	return host, port
+	return s, "9092"
 }
 
-func splitHostPortNumber(s string) (host string, port int, err error) {
+func splitHostPortNumber(s string) (string, int, error) {
 	host, p := splitHostPort(s)
-	port, err = strconv.Atoi(p)
+	n, err := strconv.Atoi(p)
 	if err != nil {
 		return host, 0, fmt.Errorf("%s: %w", s, err)
 	}
-	return host, port, nil
+	return host, n, nil
 }
 
-// lookupHost maps address through resolver (when not nil): the resolved
-// host replaces the original one, its port is used only when address has
-// none.
+// lookupHost lets a custom Resolver redirect a broker address. Only the
+// first answer matters: its host always wins, but a port the caller spelled
+// out is kept, because it was chosen on purpose.
 func lookupHost(ctx context.Context, address string, resolver Resolver) (string, error) {
 	host, port := splitHostPort(address)
-	if resolver != nil {
-		addrs, err := resolver.LookupHost(ctx, host)
-		if err != nil {
-			return "", fmt.Errorf("failed to resolve host %s: %w", host, err)
-		}
-		if len(addrs) != 0 {
-			rhost, rport := splitHostPort(addrs[0])
-			host = rhost
-			if port == "" {
-				port = rport
-			}
-		}
+	if resolver == nil {
+		return net.JoinHostPort(host, port), nil
 	}
-	return net.JoinHostPort(host, port), nil
+	answers, err := resolver.LookupHost(ctx, host)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("failed to resolve host %s: %w", host, err)
+	case len(answers) == 0:
+		// Nothing to redirect to: dial what we were given.
+		return net.JoinHostPort(host, port), nil
+	}
+	target, targetPort := splitHostPort(answers[0])
+	if port != "" {
+		targetPort = port
+	}
+	return net.JoinHostPort(target, targetPort), nil
 }
