@@ -400,7 +400,9 @@ func (w *Writer) Flush(ctx context.Context) error {
 // while the buffer is full. Messages for partitions that have room are
 // accepted at once; those for full ones wait, in order. If ctx is done or the
 // Writer closed first, the call returns a *NotAcceptedError telling which
-// messages were not accepted: those are never written.
+// messages were not accepted: those are never written. The same error, with
+// every message refused, reports a ctx that ends while the partitions of a
+// topic are being looked up.
 //
 // A synchronous call whose ctx ends after its messages were accepted returns
 // ctx.Err() itself: the messages may still be written afterwards, so their
@@ -433,6 +435,12 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	var groupBuf [4]partitionGroup
 	groups, err := w.assign(ctx, msgs, groupBuf[:0])
 	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			// The metadata lookup gave up with ctx: nothing was accepted,
+			// which a bare ctx.Err() would not say (it means "outcome
+			// unknown" once messages are accepted).
+			return refuseAll(len(msgs), ctxErr)
+		}
 		return err
 	}
 
@@ -519,6 +527,15 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	default:
 		return nil
 	}
+}
+
+func refuseAll(n int, cause error) error {
+	werr := make(WriteErrors, n)
+	notAccepted := fmt.Errorf("%w: %w", ErrNotAccepted, cause)
+	for i := range werr {
+		werr[i] = notAccepted
+	}
+	return &NotAcceptedError{Err: cause, Errors: werr}
 }
 
 // partitionGroup is the messages of one WriteMessages call that go to one

@@ -753,3 +753,23 @@ func TestWriterRefusedNeverWrittenAcceptedExactlyOnce(t *testing.T) {
 		})
 	}
 }
+
+// A context that ends during the metadata lookup refuses the whole call,
+// with the same error type as a refusal for lack of space, so that a bare
+// ctx.Err() always means "accepted, outcome unknown".
+func TestWriterContextEndsDuringMetadata(t *testing.T) {
+	stub := newStubBroker(map[string]int{})
+	stub.metaErrors["t"] = []int16{int16(LeaderNotAvailable), int16(LeaderNotAvailable), int16(LeaderNotAvailable)}
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, WriteBackoffMin: time.Hour, WriteBackoffMax: time.Hour,
+	}
+	defer shutdown(w, stub)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err := w.WriteMessages(ctx, seqMessages("p0", 0, 2)...)
+	var nae *NotAcceptedError
+	if !errors.As(err, &nae) || !errors.Is(err, context.DeadlineExceeded) || len(nae.Errors) != 2 ||
+		!errors.Is(nae.Errors[1], ErrNotAccepted) {
+		t.Fatalf("err = %v", err)
+	}
+}
