@@ -74,81 +74,96 @@ type ListOffsetsResponse struct {
 
 // ListOffsets looks up offsets of partitions, each at its leader.
 func (c *Client) ListOffsets(ctx context.Context, req *ListOffsetsRequest) (*ListOffsetsResponse, error) {
-	type key struct {
-		topic     string
-		partition int
+	// One result per (topic, partition), however many times the caller asked
+	// about it: first/last offsets go to their fields, times to Offsets.
+	results := make(map[string]map[int]*PartitionOffsets, len(req.Topics))
+	msg := &listoffsets.Request{
+		ReplicaID:      -1,
+		IsolationLevel: int8(req.IsolationLevel),
+		Topics:         make([]listoffsets.RequestTopic, 0, len(req.Topics)),
 	}
-	found := make(map[key]PartitionOffsets)
-	topics := make([]listoffsets.RequestTopic, 0, len(req.Topics))
-
 	for name, offsets := range req.Topics {
-		parts := make([]listoffsets.RequestPartition, 0, len(offsets))
+		rt := listoffsets.RequestTopic{Topic: name}
 		for _, o := range offsets {
-			k := key{name, o.Partition}
-			po, ok := found[k]
-			if !ok {
-				po = PartitionOffsets{
-					Partition:   o.Partition,
-					FirstOffset: -1,
-					LastOffset:  -1,
-					Offsets:     make(map[int64]time.Time),
-				}
-			}
-			switch o.Timestamp {
-			case firstOffsetTimestamp:
-				po.FirstOffset = 0
-			case lastOffsetTimestamp:
-				po.LastOffset = 0
-			}
-			found[k] = po
-			parts = append(parts, listoffsets.RequestPartition{
+			markAsked(resultFor(results, name, o.Partition), o.Timestamp)
+			rt.Partitions = append(rt.Partitions, listoffsets.RequestPartition{
 				Partition:          int32(o.Partition),
 				CurrentLeaderEpoch: -1,
 				Timestamp:          o.Timestamp,
 			})
 		}
-		topics = append(topics, listoffsets.RequestTopic{Topic: name, Partitions: parts})
+		msg.Topics = append(msg.Topics, rt)
 	}
 
-	msg := &listoffsets.Request{ReplicaID: -1, Topics: topics}
-	msg.IsolationLevel = int8(req.IsolationLevel)
 	m, err := c.roundTrip(ctx, req.Addr, msg)
 	if err != nil {
 		return nil, clientError("ListOffsets", err)
 	}
 	res := m.(*listoffsets.Response)
-
 	for _, t := range res.Topics {
 		for _, p := range t.Partitions {
-			k := key{t.Topic, int(p.Partition)}
-			po, ok := found[k]
-			if !ok {
-				continue
+			po := results[t.Topic][int(p.Partition)]
+			if po == nil {
+				continue // the broker answered about something we never asked
 			}
-			switch p.Timestamp {
-			case firstOffsetTimestamp:
-				po.FirstOffset = p.Offset
-			case lastOffsetTimestamp:
-				po.LastOffset = p.Offset
-			default:
-				po.Offsets[p.Offset] = makeTime(p.Timestamp)
-			}
-			if p.ErrorCode != 0 {
-				po.Error = Error(p.ErrorCode)
-			}
-			found[k] = po
+			recordOffset(po, p)
 		}
 	}
 
 	ret := &ListOffsetsResponse{
 		Throttle: makeDuration(res.ThrottleTimeMs),
-		Topics:   make(map[string][]PartitionOffsets, len(res.Topics)),
+		Topics:   make(map[string][]PartitionOffsets, len(results)),
 	}
-	for k, po := range found {
-		ret.Topics[k.topic] = append(ret.Topics[k.topic], po)
-	}
-	for _, parts := range ret.Topics {
-		sort.Slice(parts, func(i, j int) bool { return parts[i].Partition < parts[j].Partition })
+	for name, byPartition := range results {
+		list := make([]PartitionOffsets, 0, len(byPartition))
+		for _, po := range byPartition {
+			list = append(list, *po)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].Partition < list[j].Partition })
+		ret.Topics[name] = list
 	}
 	return ret, nil
+}
+
+// resultFor returns the entry of results for a partition, creating it with
+// -1 meaning "not asked" for the first and last offsets.
+func resultFor(results map[string]map[int]*PartitionOffsets, topic string, partition int) *PartitionOffsets {
+	byPartition := results[topic]
+	if byPartition == nil {
+		byPartition = make(map[int]*PartitionOffsets)
+		results[topic] = byPartition
+	}
+	po := byPartition[partition]
+	if po == nil {
+		po = &PartitionOffsets{Partition: partition, FirstOffset: -1, LastOffset: -1, Offsets: map[int64]time.Time{}}
+		byPartition[partition] = po
+	}
+	return po
+}
+
+// markAsked turns a first/last offset that was asked for from "not asked"
+// (-1) into zero, so that it stays distinguishable even if the broker leaves
+// it out of the answer.
+func markAsked(po *PartitionOffsets, ts int64) {
+	if ts == firstOffsetTimestamp {
+		po.FirstOffset = 0
+	} else if ts == lastOffsetTimestamp {
+		po.LastOffset = 0
+	}
+}
+
+// recordOffset stores one partition answer of the broker in po.
+func recordOffset(po *PartitionOffsets, p listoffsets.ResponsePartition) {
+	if p.ErrorCode != 0 {
+		po.Error = Error(p.ErrorCode)
+	}
+	if p.Timestamp == firstOffsetTimestamp {
+		po.FirstOffset = p.Offset
+		return
+	}
+	if p.Timestamp == lastOffsetTimestamp {
+		po.LastOffset = p.Offset
+		return
+	}
+	po.Offsets[p.Offset] = makeTime(p.Timestamp)
 }
