@@ -26,27 +26,28 @@ type BrokerResolver interface {
 // NewBrokerResolver returns a BrokerResolver that looks up the broker's Host
 // with r, or with net.DefaultResolver when r is nil.
 func NewBrokerResolver(r *net.Resolver) BrokerResolver {
-	return brokerResolver{r}
+	return &dnsBrokerResolver{dns: r}
 }
 
-type brokerResolver struct {
-	*net.Resolver // nil-safe: net.Resolver methods use the defaults on nil
+// dnsBrokerResolver ignores everything about a broker but its Host.
+type dnsBrokerResolver struct {
+	dns *net.Resolver // nil is fine: net.Resolver's methods fall back to the default
 }
 
-func (r brokerResolver) LookupBrokerIPAddr(ctx context.Context, broker Broker) ([]net.IPAddr, error) {
-	addrs, err := r.LookupIPAddr(ctx, broker.Host)
+func (d *dnsBrokerResolver) LookupBrokerIPAddr(ctx context.Context, broker Broker) ([]net.IPAddr, error) {
+	ips, err := d.dns.LookupIPAddr(ctx, broker.Host)
+	if err == nil && len(ips) == 0 {
+		// Dialing needs at least one address. An empty but successful answer
+		// is reported as a DNS miss worth retrying rather than as success.
+		err = &net.DNSError{
+			Name:        broker.Host,
+			Err:         "no addresses were returned by the resolver",
+			IsTemporary: true,
+			IsNotFound:  true,
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(addrs) == 0 {
-		// A resolver may succeed with an empty answer; callers need at least
-		// one address, so report it as a temporary not-found DNS error.
-		return nil, &net.DNSError{
-			Err:         "no addresses were returned by the resolver",
-			Name:        broker.Host,
-			IsNotFound:  true,
-			IsTemporary: true,
-		}
-	}
-	return addrs, nil
+	return ips, nil
 }
