@@ -164,7 +164,7 @@ func fetchResponseOverhead(topic string) int32 {
 // Close closes the connection.
 func (c *Conn) Close() error { return c.conn.Close() }
 
-// LocalAddr returns the local network address.
+// LocalAddr is the address of our end of the connection to the broker.
 func (c *Conn) LocalAddr() net.Addr { return c.conn.LocalAddr() }
 
 // RemoteAddr returns the address of the broker.
