@@ -172,10 +172,9 @@ func (c *Conn) RemoteAddr() net.Addr { return c.conn.RemoteAddr() }
 
 // SetDeadline sets both the read and the write deadline.
 //
-// Deadlines are absolute times after which operations fail with a timeout
-// instead of blocking; they apply to pending operations as well as future
-// ones, and the zero time means no deadline. They also bound the time the
-// broker is asked to spend on a request (a fetch's MaxWait, a produce's
+// Once the deadline passes, calls (already waiting or made later) stop
+// blocking and return a timeout error; the zero time removes the deadline.
+// Deadlines also bound the time the broker is asked to spend on a request (a fetch's MaxWait, a produce's
 // timeout), leaving a margin for the response to travel back. After an
 // operation timed out, the connection may have been closed.
 func (c *Conn) SetDeadline(t time.Time) error {

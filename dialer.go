@@ -76,13 +76,13 @@ var DefaultDialer = &Dialer{
 	DualStack: true,
 }
 
-// Dial connects to the broker at address on the named network.
+// Dial is DialContext without a context to cancel it.
 func (d *Dialer) Dial(network string, address string) (*Conn, error) {
 	return d.DialContext(context.Background(), network, address)
 }
 
-// DialContext connects to the broker at address on the named network. The
-// context bounds the dial and the connection's setup (API versions, SASL);
+// DialContext opens a Conn to the broker reachable at address over network
+// (normally "tcp"). ctx bounds the dial and the connection's setup (API versions, SASL);
 // it has no effect on the connection once established.
 func (d *Dialer) DialContext(ctx context.Context, network string, address string) (*Conn, error) {
 	return d.connect(ctx, network, address, ConnConfig{

@@ -52,7 +52,7 @@ type ListPartitionReassignmentsResponsePartition struct {
 	// PartitionIndex is the partition number.
 	PartitionIndex int
 
-	// Replicas is the current replica set.
+	// Replicas lists the brokers holding the partition today.
 	Replicas []int
 
 	// AddingReplicas are the replicas being added.

@@ -18,7 +18,8 @@ type Request = protocol.Message
 // Response is a message a broker sends back to a client.
 type Response = protocol.Message
 
-// RoundTripper sends requests to a kafka cluster and returns the responses.
+// RoundTripper is the seam between the Client and the network: anything that
+// can deliver a request to a cluster and bring back its answer.
 type RoundTripper interface {
 	// RoundTrip sends req to the cluster reachable at the given address and
 	// returns the broker's response, or an error. Cancelling ctx aborts the
