@@ -773,3 +773,114 @@ func TestWriterContextEndsDuringMetadata(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Callers in line for a full partition do not each need a batch of their
+// own: when one slot frees, the head opens a batch and everyone behind it
+// who fits joins that batch. (Were every waiter to wait for a slot, each
+// slot freed by a slow broker would admit a single message.)
+func TestWriterOneFreedSlotAdmitsWaitersTogether(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.block()
+	const batchSize, waiters = 10, 10
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: batchSize, Async: true,
+		BatchTimeout: time.Hour, MaxBufferedBatches: 1, RequiredAcks: RequireOne,
+	}
+	defer shutdown(w, stub)
+	// Three full batches: one being sent, one queued, one ready.
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3*batchSize)...); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "first batch held", func() bool { return stub.heldCount(tp) == 1 })
+
+	var wg sync.WaitGroup
+	for i := 0; i < waiters; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			m := seqMessages("p0", 3*batchSize+i, 3*batchSize+i+1)
+			if err := w.WriteMessages(context.Background(), m...); err != nil {
+				t.Error(err)
+			}
+		}(i)
+		eventually(t, "waiter in line", func() bool { return slotWaiters(w, tp) == i+1 })
+	}
+
+	stub.releaseOne(tp)
+	eventually(t, "every waiter accepted after one slot freed", func() bool { return slotWaiters(w, tp) == 0 })
+	wg.Wait()
+	if _, alive := partitionWriterOf(w, tp).bufferState(); alive > 3 {
+		t.Fatalf("%d batches alive, bound is 3", alive)
+	}
+
+	stub.release()
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, stub.records(tp), 0, 3*batchSize+waiters)
+	want := []int{batchSize, batchSize, batchSize, waiters}
+	if got := stub.batchSizes(tp); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("batch sizes on the wire %v, want %v", got, want)
+	}
+}
+
+// A batch whose BatchTimeout passes while the queue is full could not be
+// sent any sooner, so it stays open and keeps taking messages (without
+// making their callers wait) until the queue has room; then it goes.
+func TestWriterBatchLingersWhileQueueFull(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.block()
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 100, Async: true,
+		BatchTimeout: time.Millisecond, MaxBufferedBatches: 1, RequiredAcks: RequireOne,
+	}
+	defer shutdown(w, stub)
+	write := func(from, to int) {
+		t.Helper()
+		// Nothing here should wait for space; the deadline turns a
+		// regression into a failure instead of a hang.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		for i := from; i < to; i++ {
+			if err := w.WriteMessages(ctx, seqMessages("p0", i, i+1)...); err != nil {
+				t.Fatalf("message %d: %v", i, err)
+			}
+		}
+	}
+	write(0, 1)
+	eventually(t, "first batch held", func() bool { return stub.heldCount(tp) == 1 })
+	pw := partitionWriterOf(w, tp)
+	write(1, 2)
+	eventually(t, "second batch queued", func() bool { q, _ := pw.bufferState(); return q == 1 })
+	write(2, 3)
+	lingering := func() bool {
+		pw.mu.Lock()
+		defer pw.mu.Unlock()
+		return pw.cur != nil && pw.cur.lingering
+	}
+	eventually(t, "third batch past its timeout with the queue full", lingering)
+
+	// The open batch takes more messages, and nobody waits for a slot.
+	write(3, 20)
+	if n := w.Stats().BufferWaits; n != 0 {
+		t.Fatalf("%d callers waited for buffer space", n)
+	}
+
+	// The first batch completes: the second is sent, the third closes.
+	stub.releaseOne(tp)
+	eventually(t, "lingering batch queued", func() bool {
+		q, alive := pw.bufferState()
+		return q == 1 && alive == 2
+	})
+
+	stub.release()
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, stub.records(tp), 0, 20)
+	if got, want := fmt.Sprint(stub.batchSizes(tp)), fmt.Sprint([]int{1, 1, 18}); got != want {
+		t.Fatalf("batch sizes on the wire %s, want %s", got, want)
+	}
+}

@@ -94,6 +94,10 @@ type writeBatch struct {
 	bytes  int64 // sum of the messages' sizes, as accounted in the budgets
 	slot   bool  // holds one of the partition's slots
 	timer  *time.Timer
+	// lingering is set when BatchTimeout passed while the queue was full:
+	// the batch stays open, since it could not leave any sooner, and is
+	// closed as soon as the queue has room.
+	lingering bool
 
 	// err is set before done is closed, and read after.
 	err  error
@@ -104,14 +108,15 @@ func (b *writeBatch) fits(size, maxBytes int64) bool {
 	return len(b.msgs) == 0 || b.bytes+size <= maxBytes
 }
 
-// slotWaiter is a caller in line for a partition. Its tickets are granted
-// by the budgets in FIFO order, but grants and the moments callers get the
-// partition's mutex back may come in any order, so the line itself (pending)
-// decides who goes next: only its head may add a message, and turn is
-// closed when the waiter becomes the head.
+// slotWaiter is a caller in line for a partition. Its bytes ticket is
+// granted by the writer-wide budget in FIFO order, but grants and the
+// moments callers get the partition's mutex back may come in any order, so
+// the line itself (pending) decides who goes next: only its head may add a
+// message, and turn is closed when the waiter becomes the head. Only the
+// head asks for a slot.
 type slotWaiter struct {
 	bytes *writerbuf.Ticket // nil without MaxBufferedBytes
-	slot  *writerbuf.Ticket // nil without MaxBufferedBatches
+	slot  *writerbuf.Ticket // the head's request for a slot, while it waits
 	turn  chan struct{}
 }
 
@@ -161,14 +166,13 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 
 	// Get in line while holding the lock, so that places follow the order
 	// in which callers reached the partition, then wait without it: the
-	// sending loop needs the lock to make room. A slot is reserved even if
-	// the message may end up joining an open batch; it is handed on then.
+	// sending loop needs the lock to make room. The writer-wide bytes are
+	// reserved now, in that same order; a slot is only asked for by the
+	// head of the line, and only when no open batch can take its message,
+	// so that one freed slot lets a whole batch of waiters in, not one.
 	sw := &slotWaiter{turn: make(chan struct{})}
 	if bytes != nil {
 		sw.bytes = bytes.Reserve(size)
-	}
-	if pw.slots != nil {
-		sw.slot = pw.slots.Reserve(1)
 	}
 	pw.pending = append(pw.pending, sw)
 	if len(pw.pending) == 1 {
@@ -178,41 +182,68 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 
 	s := pw.w.state().stats
 	start := time.Now()
-	err := sw.wait(ctx)
+	b, err := pw.addInLine(ctx, sw, m, size)
 	s.bufferWaits.add(1)
 	s.bufferWaitTime.observeSince(start)
-
-	pw.mu.Lock()
-	defer pw.mu.Unlock()
-	pw.leaveLine(sw)
-	if err == nil && pw.closed {
-		err = io.ErrClosedPipe
-	}
-	if err != nil {
-		// Wait failed: give back whatever was granted.
-		if sw.bytes != nil {
-			sw.bytes.Cancel()
-		}
-		if sw.slot != nil {
-			sw.slot.Cancel()
-		}
-		return nil, err
-	}
-	if pw.slots != nil && pw.cur != nil && pw.cur.fits(size, maxBytes) {
-		// Someone opened a batch meanwhile: join it and hand the slot on.
-		pw.slots.Release(1)
-		return pw.appendLocked(m, size, false), nil
-	}
-	return pw.appendLocked(m, size, pw.slots != nil), nil
+	return b, err
 }
 
-// wait waits for the waiter's tickets and then for its turn.
-func (sw *slotWaiter) wait(ctx context.Context) error {
-	for _, t := range []*writerbuf.Ticket{sw.bytes, sw.slot} {
-		if t == nil {
-			continue
+// addInLine waits for sw's bytes and turn, then adds m as the head of the
+// line, waiting for a slot when it must open a batch.
+func (pw *partitionWriter) addInLine(ctx context.Context, sw *slotWaiter, m *Message, size int64) (*writeBatch, error) {
+	maxBytes := pw.w.batchBytes()
+	err := sw.wait(ctx)
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	for err == nil {
+		if pw.closed {
+			err = io.ErrClosedPipe
+			break
 		}
-		if err := t.Wait(ctx); err != nil {
+		if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
+			pw.closeCurrentLocked()
+		}
+		if pw.slots == nil || pw.cur != nil {
+			// An open batch takes m (only the head adds, so one opened
+			// while we waited for a slot is ours to join).
+			if sw.slot != nil {
+				sw.slot.Cancel()
+				sw.slot = nil
+			}
+			pw.leaveLine(sw)
+			return pw.appendLocked(m, size, false), nil
+		}
+		if sw.slot == nil {
+			sw.slot = pw.slots.Reserve(1)
+		}
+		if sw.slot.Granted() {
+			sw.slot = nil // the new batch holds it now
+			pw.leaveLine(sw)
+			return pw.appendLocked(m, size, true), nil
+		}
+		t := sw.slot
+		pw.mu.Unlock()
+		err = t.Wait(ctx)
+		pw.mu.Lock()
+		if errors.Is(err, writerbuf.ErrClosed) {
+			err = io.ErrClosedPipe
+		}
+	}
+	// Give back whatever was granted.
+	pw.leaveLine(sw)
+	if sw.bytes != nil {
+		sw.bytes.Cancel()
+	}
+	if sw.slot != nil {
+		sw.slot.Cancel()
+	}
+	return nil, err
+}
+
+// wait waits for the waiter's bytes and then for its turn.
+func (sw *slotWaiter) wait(ctx context.Context) error {
+	if sw.bytes != nil {
+		if err := sw.bytes.Wait(ctx); err != nil {
 			if errors.Is(err, writerbuf.ErrClosed) {
 				return io.ErrClosedPipe
 			}
@@ -318,12 +349,22 @@ func (pw *partitionWriter) signal() {
 	}
 }
 
+// expire is the BatchTimeout of b. Closing b when the queue is full would
+// only park it in ready, where it waits as long as it would open, and
+// the partition's next message would need a new slot: a caller that is
+// slower than BatchTimeout (one blocked on other partitions, say) would then
+// get batches of one message. So b keeps filling until the queue has room.
 func (pw *partitionWriter) expire(b *writeBatch) {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
-	if pw.cur == b {
-		pw.closeCurrentLocked()
+	if pw.cur != b {
+		return
 	}
+	if pw.sending != nil && pw.queue.full() {
+		b.lingering = true
+		return
+	}
+	pw.closeCurrentLocked()
 }
 
 // flush closes the batch being filled and returns the last closed batch.
@@ -485,6 +526,10 @@ func (pw *partitionWriter) send(b *writeBatch) {
 		} else if pw.queue.push(r) {
 			pw.ready = nil
 		}
+	}
+	if pw.cur != nil && pw.cur.lingering {
+		// cur implies no ready batch, so the place just freed is its.
+		pw.closeCurrentLocked()
 	}
 	pw.mu.Unlock()
 	if st.bytes != nil {

@@ -36,6 +36,8 @@ type stubBroker struct {
 	holdAll bool
 	hold    map[topicPartition]bool
 	held    map[topicPartition]int
+	passes  map[topicPartition]int // held requests to let through, see releaseOne
+	sizes   map[topicPartition][]int
 
 	inflight      map[topicPartition]int
 	overlapping   int // produce requests that found another in flight for their partition
@@ -60,6 +62,8 @@ func newStubBroker(partitions map[string]int) *stubBroker {
 		log:           map[topicPartition][]stubRecord{},
 		hold:          map[topicPartition]bool{},
 		held:          map[topicPartition]int{},
+		passes:        map[topicPartition]int{},
+		sizes:         map[topicPartition][]int{},
 		inflight:      map[topicPartition]int{},
 		changed:       make(chan struct{}),
 	}
@@ -90,6 +94,23 @@ func (s *stubBroker) release() {
 	s.holdAll = false
 	s.hold = map[topicPartition]bool{}
 	s.notifyLocked()
+}
+
+// releaseOne lets one held produce request of tp through (the writer has
+// at most one in flight per partition) while the hold stays in force.
+func (s *stubBroker) releaseOne(tp topicPartition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.passes[tp]++
+	s.notifyLocked()
+}
+
+// batchSizes returns the number of records of each produce request for tp
+// that the broker appended, in order.
+func (s *stubBroker) batchSizes(tp topicPartition) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.sizes[tp]...)
 }
 
 func (s *stubBroker) heldCount(tp topicPartition) int {
@@ -197,6 +218,10 @@ func (s *stubBroker) produce(ctx context.Context, r *produceAPI.Request) (Respon
 		s.overlapping++
 	}
 	for s.holdAll || s.hold[tp] {
+		if s.passes[tp] > 0 {
+			s.passes[tp]--
+			break
+		}
 		s.held[tp]++
 		changed := s.changed
 		s.mu.Unlock()
@@ -226,6 +251,7 @@ func (s *stubBroker) produce(ctx context.Context, r *produceAPI.Request) (Respon
 	base := int64(len(s.log[tp]))
 	if code == 0 {
 		s.log[tp] = append(s.log[tp], recs...)
+		s.sizes[tp] = append(s.sizes[tp], len(recs))
 	}
 	delay := s.produceDelay
 	s.mu.Unlock()
