@@ -24,8 +24,9 @@ type Message struct {
 	// message, to its Completion callback.
 	WriterData interface{}
 
-	// Time is the message timestamp; the Writer sets it to the current time
-	// when it is zero.
+	// Time is the message timestamp. The Writer does not fill in a zero Time:
+	// it goes out as timestamp 0, unless the topic uses LogAppendTime, in
+	// which case the broker's time is what Completion sees.
 	Time time.Time
 }
 

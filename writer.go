@@ -12,9 +12,8 @@ import (
 	"github.com/segmentio/kafka-go/internal/writerbuf"
 )
 
-// The Writer type provides the implementation of a producer of kafka messages
-// that automatically distributes messages across partitions of a single topic
-// using a configurable balancing policy.
+// Writer is a Kafka producer: its Balancer picks a partition for each message
+// (of one topic, or of each message's own Topic).
 //
 // A Writer groups the messages of each partition into batches and sends them
 // in the background, one batch at a time per partition, so that messages of a
@@ -49,8 +48,8 @@ import (
 // MaxBufferedBatches and/or MaxBufferedBytes to make WriteMessages wait for
 // space instead (see their documentation).
 //
-// Methods of Writer are safe to use concurrently from multiple goroutines,
-// however the writer configuration should not be modified after first use.
+// Any number of goroutines may call a Writer's methods at once. Its fields are
+// read when it is first used; change none of them after that.
 type Writer struct {
 	// Addr locates the cluster: one or more brokers, for instance
 	// TCP("broker-1:9092", "broker-2:9092"). Required: WriteMessages fails
