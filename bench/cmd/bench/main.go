@@ -167,6 +167,15 @@ var cases = []clientCase{
 		args: func(o *options, _ workload) []string {
 			return []string{"-max-buffered-batches", strconv.Itoa(o.batches), "-max-buffered-bytes", strconv.FormatInt(o.bufBytes, 10)}
 		}},
+	// The writer-wide byte bound alone: what a user with a memory budget
+	// and no per-partition preference sets.
+	{name: "fork-bytes", binary: "fork",
+		label: func(o *options) string {
+			return fmt.Sprintf("this fork, MaxBufferedBytes %d MiB only", semaphoreBudget(o)>>20)
+		},
+		args: func(o *options, _ workload) []string {
+			return []string{"-max-buffered-batches", "0", "-max-buffered-bytes", strconv.FormatInt(semaphoreBudget(o), 10)}
+		}},
 	{name: "fork", binary: "fork", sync: true,
 		label: func(*options) string { return "this fork, MaxBufferedBatches 0 (default)" }},
 	{name: "semaphore", binary: "upstream",
@@ -434,7 +443,7 @@ func (b *bench) write(in *report.Input) error {
 		return err
 	}
 	if in.PlotFile != "" {
-		ch := report.HeapChart(in, "slow", []string{"upstream", "fork-n", "franz"},
+		ch := report.HeapChart(in, "slow", []string{"upstream", "fork-n", "fork-bytes", "franz"},
 			fmt.Sprintf("every Produce delayed %s; the median round of each client", b.o.slowDelay))
 		if err := writeChart(filepath.Join(b.o.out, in.PlotFile), ch); err != nil {
 			return err
