@@ -9,8 +9,6 @@ type batchFIFO interface {
 	// pop removes and returns the oldest batch, or nil when empty.
 	pop() *writeBatch
 	len() int
-	// full reports whether push would fail.
-	full() bool
 }
 
 // batchQueue is the historical, unbounded queue, used when
@@ -42,8 +40,6 @@ func (q *batchQueue) pop() *writeBatch {
 
 func (q *batchQueue) len() int { return len(q.items) - q.head }
 
-func (q *batchQueue) full() bool { return false }
-
 // boundedBatchQueue is the queue used with MaxBufferedBatches = N: a
 // channel of capacity N, so that at most N complete batches ever wait. The
 // channel is only a bounded FIFO here: both ends use it without blocking.
@@ -74,5 +70,3 @@ func (q *boundedBatchQueue) pop() *writeBatch {
 }
 
 func (q *boundedBatchQueue) len() int { return len(q.ch) }
-
-func (q *boundedBatchQueue) full() bool { return len(q.ch) == cap(q.ch) }

@@ -825,10 +825,71 @@ func TestWriterOneFreedSlotAdmitsWaitersTogether(t *testing.T) {
 	}
 }
 
-// A batch whose BatchTimeout passes while the queue is full could not be
-// sent any sooner, so it stays open and keeps taking messages (without
-// making their callers wait) until the queue has room; then it goes.
-func TestWriterBatchLingersWhileQueueFull(t *testing.T) {
+// With a buffer bound, a batch whose BatchTimeout passes while the
+// partition is busy sending could not leave any sooner, so it stays open
+// and keeps taking messages (without making their callers wait) until the
+// sending loop is free for it. Without a bound, BatchTimeout closes it as
+// upstream does, one batch per timeout.
+func TestWriterBatchLingersWhileSending(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		batches, bytes int
+		want           []int
+	}{
+		{"unbounded", 0, 0, []int{1, 1, 1, 1, 1, 1}},
+		{"slots", 1, 0, []int{1, 5}},
+		{"bytes", 0, 1 << 20, []int{1, 5}},
+		{"both", 4, 1 << 20, []int{1, 5}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			tp := topicPartition{"t", 0}
+			stub.block()
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 100, Async: true,
+				BatchTimeout: time.Millisecond, RequiredAcks: RequireOne,
+				MaxBufferedBatches: c.batches, MaxBufferedBytes: int64(c.bytes),
+			}
+			defer shutdown(w, stub)
+			// Nothing here should wait for space; the deadline turns a
+			// regression into a failure instead of a hang.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := w.WriteMessages(ctx, seqMessages("p0", 0, 1)...); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "first batch held", func() bool { return stub.heldCount(tp) == 1 })
+			pw := partitionWriterOf(w, tp)
+			timedOut := func() bool {
+				pw.mu.Lock()
+				defer pw.mu.Unlock()
+				return pw.cur == nil || pw.cur.lingering
+			}
+			for i := 1; i < 6; i++ {
+				if err := w.WriteMessages(ctx, seqMessages("p0", i, i+1)...); err != nil {
+					t.Fatalf("message %d: %v", i, err)
+				}
+				eventually(t, "BatchTimeout passed", timedOut)
+			}
+			if n := w.Stats().BufferWaits; n != 0 {
+				t.Fatalf("%d callers waited for buffer space", n)
+			}
+
+			stub.release()
+			if err := w.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			assertInOrder(t, stub.records(tp), 0, 6)
+			if got, want := fmt.Sprint(stub.batchSizes(tp)), fmt.Sprint(c.want); got != want {
+				t.Fatalf("batch sizes on the wire %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// A lingering batch leaves as soon as the sending loop is free, not at
+// some later timeout.
+func TestWriterLingeringBatchSentWhenPartitionFree(t *testing.T) {
 	stub := newStubBroker(map[string]int{"t": 1})
 	tp := topicPartition{"t", 0}
 	stub.block()
@@ -837,50 +898,31 @@ func TestWriterBatchLingersWhileQueueFull(t *testing.T) {
 		BatchTimeout: time.Millisecond, MaxBufferedBatches: 1, RequiredAcks: RequireOne,
 	}
 	defer shutdown(w, stub)
-	write := func(from, to int) {
-		t.Helper()
-		// Nothing here should wait for space; the deadline turns a
-		// regression into a failure instead of a hang.
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		for i := from; i < to; i++ {
-			if err := w.WriteMessages(ctx, seqMessages("p0", i, i+1)...); err != nil {
-				t.Fatalf("message %d: %v", i, err)
-			}
-		}
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 1)...); err != nil {
+		t.Fatal(err)
 	}
-	write(0, 1)
 	eventually(t, "first batch held", func() bool { return stub.heldCount(tp) == 1 })
 	pw := partitionWriterOf(w, tp)
-	write(1, 2)
-	eventually(t, "second batch queued", func() bool { q, _ := pw.bufferState(); return q == 1 })
-	write(2, 3)
-	lingering := func() bool {
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 1, 3)...); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "second batch lingering", func() bool {
 		pw.mu.Lock()
 		defer pw.mu.Unlock()
 		return pw.cur != nil && pw.cur.lingering
-	}
-	eventually(t, "third batch past its timeout with the queue full", lingering)
-
-	// The open batch takes more messages, and nobody waits for a slot.
-	write(3, 20)
-	if n := w.Stats().BufferWaits; n != 0 {
-		t.Fatalf("%d callers waited for buffer space", n)
-	}
-
-	// The first batch completes: the second is sent, the third closes.
-	stub.releaseOne(tp)
-	eventually(t, "lingering batch queued", func() bool {
-		q, alive := pw.bufferState()
-		return q == 1 && alive == 2
 	})
-
+	// Let only the first request through: the lingering batch must be
+	// the next request, held in its turn, with nothing left open.
+	stub.releaseOne(tp)
+	eventually(t, "lingering batch sent", func() bool {
+		_, alive := pw.bufferState()
+		return len(stub.batchSizes(tp)) == 1 && stub.heldCount(tp) == 1 && alive == 1
+	})
 	stub.release()
 	if err := w.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	assertInOrder(t, stub.records(tp), 0, 20)
-	if got, want := fmt.Sprint(stub.batchSizes(tp)), fmt.Sprint([]int{1, 1, 18}); got != want {
+	if got, want := fmt.Sprint(stub.batchSizes(tp)), "[1 2]"; got != want {
 		t.Fatalf("batch sizes on the wire %s, want %s", got, want)
 	}
 }

@@ -94,9 +94,9 @@ type writeBatch struct {
 	bytes  int64 // sum of the messages' sizes, as accounted in the budgets
 	slot   bool  // holds one of the partition's slots
 	timer  *time.Timer
-	// lingering is set when BatchTimeout passed while the queue was full:
-	// the batch stays open, since it could not leave any sooner, and is
-	// closed as soon as the queue has room.
+	// lingering is set when BatchTimeout passed while the partition was
+	// busy sending (with a buffer bound only): the batch stays open, since
+	// it could not leave any sooner; see expire.
 	lingering bool
 
 	// err is set before done is closed, and read after.
@@ -349,18 +349,23 @@ func (pw *partitionWriter) signal() {
 	}
 }
 
-// expire is the BatchTimeout of b. Closing b when the queue is full would
-// only park it in ready, where it waits as long as it would open, and
-// the partition's next message would need a new slot: a caller that is
-// slower than BatchTimeout (one blocked on other partitions, say) would then
-// get batches of one message. So b keeps filling until the queue has room.
+// expire is the BatchTimeout of b. With a buffer bound, a batch that could
+// not be sent right away stays open (lingering) instead: closed, it would
+// only wait in the queue, and the partition's next messages would need a
+// new batch, with a slot and bytes of its own. A caller that is slower than
+// BatchTimeout (one waiting for space, or blocked on other partitions)
+// would then fill each freed place with a batch of one message, and a slow
+// broker would be served smaller and smaller batches. The lingering batch
+// goes as soon as the sending loop is free for it; it is sent no later
+// than it would have been, only fuller. Without a bound, batches close at
+// BatchTimeout as they always did.
 func (pw *partitionWriter) expire(b *writeBatch) {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	if pw.cur != b {
 		return
 	}
-	if pw.sending != nil && pw.queue.full() {
+	if pw.sending != nil && (pw.slots != nil || pw.w.state().bytes != nil) {
 		b.lingering = true
 		return
 	}
@@ -527,9 +532,8 @@ func (pw *partitionWriter) send(b *writeBatch) {
 			pw.ready = nil
 		}
 	}
-	if pw.cur != nil && pw.cur.lingering {
-		// cur implies no ready batch, so the place just freed is its.
-		pw.closeCurrentLocked()
+	if pw.sending == nil && pw.cur != nil && pw.cur.lingering {
+		pw.closeCurrentLocked() // straight to sending
 	}
 	pw.mu.Unlock()
 	if st.bytes != nil {
