@@ -22,10 +22,10 @@ const (
 
 // connPool holds the connections to one broker (or, for the seed pool, to
 // any of the bootstrap addresses). Most requests share connections and are
-// pipelined on them; requests that the broker may hold for a long time
-// (Fetch, JoinGroup, SyncGroup) get a connection of their own, since a
-// broker answers the requests of one connection in order and would make
-// everything queued behind them wait.
+// pipelined on them; requests that the broker may hold for a long time get
+// a connection of their own, since a broker works on the requests of one
+// connection one at a time, in order, and would make everything queued
+// behind them wait. See needsOwnConn.
 type connPool struct {
 	cfg         *dialConfig
 	ctx         context.Context // bounds dials; ends when the cluster shuts down
@@ -50,11 +50,15 @@ func newConnPool(ctx context.Context, cfg *dialConfig, idle time.Duration, rslv 
 	return &connPool{cfg: cfg, ctx: ctx, idleTimeout: idle, resolver: rslv, broker: b, network: network, address: address}
 }
 
-// needsOwnConn tells requests that may be held by the broker (long polls,
-// group rebalances) and must not delay other requests.
+// needsOwnConn tells requests that may be held by the broker and must not
+// delay other requests: long polls, group rebalances, and produce requests,
+// which wait for replicas (acks=all) or a busy disk. The Writer sends one
+// produce request per partition, so the partitions a broker leads only
+// make progress side by side on connections of their own; pipelined on
+// one, each would wait for all the others.
 func needsOwnConn(req protocol.Message) bool {
 	switch req.ApiKey() {
-	case protocol.Fetch, protocol.JoinGroup, protocol.SyncGroup:
+	case protocol.Fetch, protocol.JoinGroup, protocol.SyncGroup, protocol.Produce:
 		return true
 	}
 	return false

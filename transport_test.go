@@ -775,6 +775,67 @@ func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 	wg.Wait()
 }
 
+// Produce requests to one broker go out side by side, each on a connection
+// of its own: a broker works on one request per connection at a time, so
+// pipelined produces of different partitions would wait for each other.
+func TestTransportProducesGetTheirOwnConnections(t *testing.T) {
+	const n = 4
+	fc := tpNewFakeCluster(t, 1)
+	var mu sync.Mutex
+	var held []*tpFakeRequest
+	fc.setHandler(func(r *tpFakeRequest) {
+		if r.Msg.ApiKey() != protocol.Produce {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		// Answer once all n are in flight at the same time.
+		if held = append(held, r); len(held) == n {
+			for _, h := range held {
+				tpProduceReply(h, 0)
+			}
+		}
+	})
+	tr := tpNewTransport(t)
+	ctx := testContext(t)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	conns := map[int]bool{}
+	for _, s := range fc.requests(protocol.Produce) {
+		conns[s.conn] = true
+	}
+	if len(conns) != n {
+		t.Fatalf("%d produce requests in flight together used %d connections, want %d", n, len(conns), n)
+	}
+	// Once answered, the connections are reused rather than dialled again.
+	before := fc.brokers[0].numConns()
+	mu.Lock()
+	held = nil
+	mu.Unlock()
+	fc.setHandler(func(r *tpFakeRequest) {
+		if r.Msg.ApiKey() == protocol.Produce {
+			tpProduceReply(r, 0)
+		}
+	})
+	for i := 0; i < 3; i++ {
+		if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := fc.brokers[0].numConns(); after != before {
+		t.Fatalf("sequential produces opened connections: %d before, %d after", before, after)
+	}
+}
+
 func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
 	fc := tpNewFakeCluster(t, 1)
 	fc.setHandler(func(r *tpFakeRequest) {
