@@ -106,9 +106,10 @@ fuzz:
 # Starts the embedded cluster unless something already listens on the first
 # address of KAFKA_BROKERS (a `make cluster` or `make docker` you started
 # yourself is reused and left running; CLUSTER_FLAGS reach the one started
-# here), runs every example program (each directory under examples/
-# with a main package; itest/cmd/demo while there are none), and stops the
-# cluster it started.
+# here), runs every example program against it, and stops the cluster it
+# started. The four programs of examples/README.md run in its order, then
+# any other directory under examples/ with a main package; the first one to
+# exit non-zero fails the target.
 .PHONY: example
 example: cluster-bin
 	@$(SH_FUNCS) \
@@ -123,12 +124,13 @@ example: cluster-bin
 		if ! grep -qx ready "$$log"; then echo "embedded cluster did not start:"; cat "$$log"; exit 1; fi; \
 		echo "==> embedded cluster started (pid $$pid)"; sed -e 's/^/    /' "$$log"; \
 	fi; \
-	dirs=$$( (grep -rlE --include='*.go' --exclude='*_test.go' '^package main$$' examples 2>/dev/null || true) | xargs -r -n1 dirname | sort -u); \
-	[ -n "$$dirs" ] || dirs=itest/cmd/demo; \
+	found=$$( (grep -rlE --include='*.go' --exclude='*_test.go' '^package main$$' examples 2>/dev/null || true) | xargs -r -n1 dirname | sort -u); \
+	dirs="examples/producer examples/producer-async examples/consumer examples/consumergroup"; \
+	for d in $$found; do case " $$dirs " in *" $$d "*) ;; *) dirs="$$dirs $$d";; esac; done; \
 	for d in $$dirs; do \
 		mod=$$(modroot "$$d"); pkg=$$(relto "$$mod" "$$d"); \
 		echo "==> $$mod: $(GO) run $$pkg"; \
-		(cd "$$mod" && $(GO) run "$$pkg"); \
+		(cd "$$mod" && $(GO) run "$$pkg") || { echo "make example: $$d FAILED"; exit 1; }; \
 	done; \
 	echo "make example: all examples ran"
 

@@ -80,6 +80,7 @@ func run(ctx context.Context, brokers []string, topic string, n, chunk int, call
 				// The call gave up waiting for buffer space. Entries wrapping
 				// ErrNotAccepted were never buffered, so writing them again
 				// cannot duplicate them; the others were taken normally.
+				fmt.Printf("attempt %d: %v\n", attempt, refused)
 				for i, e := range refused.Errors {
 					switch {
 					case errors.Is(e, kafka.ErrNotAccepted):
@@ -90,7 +91,6 @@ func run(ctx context.Context, brokers []string, topic string, n, chunk int, call
 						return fmt.Errorf("message %q accepted but not confirmed written: %w", msgs[i].Key, e)
 					}
 				}
-				fmt.Printf("attempt %d: %v (will retry the refused ones)\n", attempt, refused)
 			default:
 				// WriteErrors (per-message failures after MaxAttempts), a
 				// ctx ending after the messages were accepted (they may still
