@@ -85,7 +85,11 @@ type Writer struct {
 	BatchBytes int64
 
 	// BatchTimeout is how long an incomplete batch may wait for more
-	// messages before it is sent anyway (1s when zero).
+	// messages before it is sent anyway (1s when zero). With a buffer bound
+	// (MaxBufferedBatches or MaxBufferedBytes), a batch whose timeout
+	// passes while its partition is still sending the previous one keeps
+	// filling until the partition is free: it could not leave sooner, and
+	// closing it would only make the next messages need a new batch.
 	BatchTimeout time.Duration
 
 	// ReadTimeout bounds the metadata lookups of the writer (10s when zero).
