@@ -214,12 +214,13 @@ func TestBackpressureSemaphoreDeadlocksInCompletion(t *testing.T) {
 		stub.block()
 		sem := make(semaphore, permits)
 		var w *Writer
-		var blocked, deadlocked atomic.Int64
+		var blocked, deadlocked, returned atomic.Int64
 		w = &Writer{
 			Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
 			RequiredAcks: RequireOne,
 			Completion: func(msgs []Message, err error) {
 				defer sem.release(len(msgs))
+				defer returned.Add(int64(len(msgs)))
 				for _, m := range msgs {
 					if string(m.Key) != "orig" {
 						continue
@@ -267,6 +268,12 @@ func TestBackpressureSemaphoreDeadlocksInCompletion(t *testing.T) {
 			t.Fatalf("the semaphore design did not deadlock: %d records", stub.totalRecords())
 		}
 		t.Logf("semaphore of %d messages: Completion blocked for %v with every permit held by messages whose Completion waits behind it", permits, deadlockAfter)
+		// Once the guard gave up a permit, the Completions queued behind
+		// write their follow-ups; let them finish before Close, which would
+		// otherwise refuse a follow-up still on its way.
+		// Each original message and each follow-up written gets its
+		// Completion call.
+		eventually(t, "every Completion returned", func() bool { return returned.Load() == int64(2*permits)-deadlocked.Load() })
 	})
 
 	t.Run("MaxBufferedBatches=1", func(t *testing.T) {
