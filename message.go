@@ -24,9 +24,9 @@ type Message struct {
 	// message, to its Completion callback.
 	WriterData interface{}
 
-	// Time is the message timestamp. The Writer does not fill in a zero Time:
-	// it goes out as timestamp 0, unless the topic uses LogAppendTime, in
-	// which case the broker's time is what Completion sees.
+	// Time is the message timestamp. A zero Time is sent as the time the
+	// batch is encoded. The Message itself keeps its zero Time, except that
+	// Completion sees the broker's time when the topic uses LogAppendTime.
 	Time time.Time
 }
 
