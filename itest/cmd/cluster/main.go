@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +46,7 @@ type config struct {
 	partitions  int
 	slowProduce time.Duration
 	logLevel    kfake.LogLevel
+	cpuProfile  string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -55,6 +57,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	partitions := fs.Int("partitions", fakecluster.DefaultPartitions, "partitions of auto-created topics")
 	slow := fs.Duration("slow-produce", 0, "delay every Produce request by this long (for benchmarks); 0 disables")
 	verbose := fs.Bool("v", false, "log every request kfake handles to stderr")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the brokers to this file, from ready until shutdown (to tell broker-side costs from client-side ones in benchmarks)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: cluster [flags]\n\nSASL users: PLAIN %s/%s, SCRAM-SHA-256 %s/%s, SCRAM-SHA-512 %s/%s\n\n",
 			fakecluster.PlainUser, fakecluster.PlainSecret,
@@ -84,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		partitions:  *partitions,
 		slowProduce: *slow,
 		logLevel:    kfake.LogLevelNone,
+		cpuProfile:  *cpuProfile,
 	}
 	if *verbose {
 		cfg.logLevel = kfake.LogLevelInfo
@@ -117,11 +121,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.slowProduce > 0 {
 		fmt.Fprintf(stdout, "slow-produce %s\n", cfg.slowProduce)
 	}
+	if cfg.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	fmt.Fprintln(stdout, "ready")
 
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping")
 	return nil
+}
+
+// startCPUProfile profiles the whole process (the brokers' request loops,
+// their storage and GC) until the returned function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 type namedCluster struct {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,7 +144,8 @@ func TestClusterProcess(t *testing.T) {
 }
 
 func TestClusterSIGINTAndNoSASL(t *testing.T) {
-	p := startProcess(t, "-ports", "0", "-sasl-port", "-1", "-partitions", "5", "-slow-produce", "10ms")
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
+	p := startProcess(t, "-ports", "0", "-sasl-port", "-1", "-partitions", "5", "-slow-produce", "10ms", "-cpuprofile", profile)
 	if len(p.addrs["brokers"]) != 1 || p.addrs["sasl"] != nil {
 		t.Fatalf("printed addresses: %v, want one broker and no sasl", p.addrs)
 	}
@@ -153,6 +157,21 @@ func TestClusterSIGINTAndNoSASL(t *testing.T) {
 	}
 	kgocheck.RoundTrip(t, p.addrs["brokers"], 5)
 	p.stop(t, syscall.SIGINT)
+
+	// The profile is complete once the process has exited.
+	f, err := os.Open(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A pprof profile is a gzipped protocol buffer.
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("-cpuprofile: %v", err)
+	}
+	if n, err := io.Copy(io.Discard, zr); err != nil || n == 0 {
+		t.Fatalf("-cpuprofile: %d bytes of profile, %v", n, err)
+	}
 }
 
 // checkSASL logs in with every configured user, then checks that a wrong
