@@ -22,8 +22,11 @@ type writerMetadata struct {
 }
 
 type writerTopicMeta struct {
-	count   int
-	fetched time.Time
+	count int
+	// fresh is cleared by a timer writerMetadataTTL after count was
+	// fetched: every WriteMessages call checks it, and reading the clock
+	// there cost more than the rest of the lookup.
+	fresh   bool
 	loading chan struct{} // non-nil while a lookup is in progress
 }
 
@@ -57,7 +60,7 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 			case <-ctx.Done():
 				return 0, ctx.Err()
 			}
-		case e.count > 0 && time.Since(e.fetched) < writerMetadataTTL:
+		case e.count > 0 && e.fresh:
 			n := e.count
 			m.mu.Unlock()
 			return n, nil
@@ -71,7 +74,12 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 		m.mu.Lock()
 		e.loading = nil
 		if err == nil {
-			e.count, e.fetched = n, time.Now()
+			e.count, e.fresh = n, true
+			time.AfterFunc(writerMetadataTTL, func() {
+				m.mu.Lock()
+				e.fresh = false
+				m.mu.Unlock()
+			})
 		}
 		close(loading)
 		m.mu.Unlock()

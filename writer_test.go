@@ -526,3 +526,37 @@ func TestWriterPartitionGroupIndexes(t *testing.T) {
 		t.Fatalf("non-contiguous indexes: %v", h.indexes)
 	}
 }
+
+// The partition count is cached (one metadata request serves many calls)
+// and refreshed after writerMetadataTTL, so partitions added to a topic
+// start receiving messages.
+func TestWriterPartitionCountCachedThenRefreshed(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := context.Background()
+	const calls = 200
+	for i := 0; i < calls; i++ {
+		if err := w.WriteMessages(ctx, seqMessages("a", i, i+1)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stub.mu.Lock()
+	asked := stub.metaRequests
+	stub.partitions["t"] = 3
+	stub.mu.Unlock()
+	if asked >= calls/2 {
+		t.Fatalf("%d metadata requests for %d calls: the partition count is not cached", asked, calls)
+	}
+	newPartitions := func() bool {
+		return len(stub.records(topicPartition{"t", 1}))+len(stub.records(topicPartition{"t", 2})) > 0
+	}
+	i := calls
+	eventually(t, "messages on the partitions added", func() bool {
+		if err := w.WriteMessages(ctx, seqMessages("b", i, i+1)...); err != nil {
+			t.Fatal(err)
+		}
+		i++
+		return newPartitions()
+	})
+}
