@@ -451,14 +451,13 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	if !w.Async {
 		batches = make(map[*writeBatch][]int32)
 	}
-	acc := acceptor{w: w, msgs: msgs, batches: batches}
 
 	// First pass: take what fits now in every partition, so that a full
 	// partition does not hold up the others. Second pass: wait, partition
 	// after partition, for the rest.
 	var refusal error
 	for i := range groups {
-		if err := acc.acceptGroup(ctx, &groups[i], false); err != nil && err != errWouldBlock {
+		if err := w.acceptGroup(ctx, msgs, batches, &groups[i], false); err != nil && err != errWouldBlock {
 			refusal = err
 			break
 		}
@@ -466,7 +465,7 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	if refusal == nil {
 		for i := range groups {
 			if g := &groups[i]; g.next < len(g.indexes) {
-				if err := acc.acceptGroup(ctx, g, true); err != nil {
+				if err := w.acceptGroup(ctx, msgs, batches, g, true); err != nil {
 					refusal = err
 					break
 				}
@@ -627,40 +626,31 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 	return groups, nil
 }
 
-// acceptor moves the messages of one WriteMessages call into batches.
-type acceptor struct {
-	w       *Writer
-	msgs    []Message
-	batches map[*writeBatch][]int32 // nil in async mode
-}
-
-// acceptGroup accepts the messages of g from g.next on, in order. Without
+// acceptGroup accepts the messages of g from g.next on, in order, and,
+// in sync mode, records in batches which batch took each one. Without
 // block, it stops with errWouldBlock at the first message that would have to
 // wait. With block, it waits, and stops only with the reason the call must
-// give up (ctx done, writer closed).
-func (a *acceptor) acceptGroup(ctx context.Context, g *partitionGroup, block bool) error {
-	pw := a.w.partitionWriter(g.key)
+// give up (ctx done, writer closed). msgs is a parameter of its own, not a
+// field of some struct shared with the Writer, so that the array of a
+// WriteMessages call does not escape to the heap.
+func (w *Writer) acceptGroup(ctx context.Context, msgs []Message, batches map[*writeBatch][]int32, g *partitionGroup, block bool) error {
+	pw := w.partitionWriter(g.key)
 	if pw == nil {
 		return io.ErrClosedPipe
 	}
 	for g.next < len(g.indexes) {
 		i := g.indexes[g.next]
-		b, err := a.acceptOne(ctx, pw, i, block)
+		m := &msgs[i]
+		b, err := pw.add(ctx, m, int64(m.totalSize()), block)
 		if err != nil {
 			return err
 		}
-		if a.batches != nil {
-			a.batches[b] = append(a.batches[b], i)
+		if batches != nil {
+			batches[b] = append(batches[b], i)
 		}
 		g.next++
 	}
 	return nil
-}
-
-// acceptOne hands msgs[i] to its partition writer.
-func (a *acceptor) acceptOne(ctx context.Context, pw *partitionWriter, i int32, block bool) (*writeBatch, error) {
-	m := &a.msgs[i]
-	return pw.add(ctx, m, int64(m.totalSize()), block)
 }
 
 func (w *Writer) chooseTopic(msg Message) (string, error) {

@@ -83,3 +83,37 @@ func benchmarkWriter(b *testing.B, w *Writer, perCall int) {
 		b.Fatalf("%d records delivered, want %d", got, b.N*perCall)
 	}
 }
+
+// The hot path of an asynchronous call allocates nothing per message: the
+// message lands in the batch's preallocated array, and the call's own
+// variadic array stays on the caller's stack.
+func TestWriterAsyncWriteDoesNotAllocate(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		batches, bytes int
+	}{{"unbounded", 0, 0}, {"bounded", 4, 1 << 30}} {
+		t.Run(c.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
+				BatchSize: 1024, BatchTimeout: time.Hour, RequiredAcks: RequireOne,
+				MaxBufferedBatches: c.batches, MaxBufferedBytes: int64(c.bytes),
+			}
+			defer w.Close()
+			ctx := context.Background()
+			value := []byte("value")
+			// The first call looks the partitions up and opens the batch.
+			if err := w.WriteMessages(ctx, Message{Value: value}); err != nil {
+				t.Fatal(err)
+			}
+			allocs := testing.AllocsPerRun(500, func() {
+				if err := w.WriteMessages(ctx, Message{Value: value}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Fatalf("%.1f allocations per one-message WriteMessages call, want 0", allocs)
+			}
+		})
+	}
+}
