@@ -1,72 +1,55 @@
 package kafka
 
-// batchFIFO holds the complete batches of a partition that wait for its
-// sending loop, oldest first. It is only used with the partition writer's
-// mutex held, and never blocks.
-type batchFIFO interface {
-	// push appends b, or reports false when the queue is full.
-	push(b *writeBatch) bool
-	// pop removes and returns the oldest batch, or nil when empty.
-	pop() *writeBatch
-	len() int
-}
-
-// batchQueue is the historical, unbounded queue, used when
-// MaxBufferedBatches is 0: it grows for as long as batches come in faster
-// than they are sent, and push always succeeds.
+// batchQueue is a FIFO of batches on a ring buffer: the complete batches of
+// a partition waiting for its sending loop, and the sent batches waiting
+// for their Completion call. It is unbounded as a structure; what bounds
+// its length is the budget each batch holds (MaxBufferedBatches,
+// MaxBufferedBytes), or nothing in the historical unbounded mode.
+//
+// The ring starts empty and grows by doubling only when full, so a queue
+// costs nothing until batches exist (MaxBufferedBatches may be huge), and
+// a queue that never drains completely reuses its array instead of
+// growing it for ever. Not safe for concurrent use: its owner's mutex
+// guards it.
 type batchQueue struct {
-	items []*writeBatch
-	head  int
+	ring []*writeBatch
+	head int // index of the oldest batch
+	n    int // batches queued
 }
 
-func (q *batchQueue) push(b *writeBatch) bool {
-	if q.head > 0 && q.head == len(q.items) {
-		// Drained: reuse the array from its start.
-		q.items, q.head = q.items[:0], 0
+func (q *batchQueue) push(b *writeBatch) {
+	if q.n == len(q.ring) {
+		q.grow()
 	}
-	q.items = append(q.items, b)
-	return true
+	q.ring[(q.head+q.n)%len(q.ring)] = b
+	q.n++
 }
 
+// pop removes and returns the oldest batch, or nil when empty.
 func (q *batchQueue) pop() *writeBatch {
-	if q.head == len(q.items) {
+	if q.n == 0 {
 		return nil
 	}
-	b := q.items[q.head]
-	q.items[q.head] = nil // let the batch be collected once sent
-	q.head++
+	b := q.ring[q.head]
+	q.ring[q.head] = nil // let the batch be collected once done
+	q.head = (q.head + 1) % len(q.ring)
+	q.n--
+	if q.n == 0 {
+		q.head = 0
+	}
 	return b
 }
 
-func (q *batchQueue) len() int { return len(q.items) - q.head }
+func (q *batchQueue) len() int { return q.n }
 
-// boundedBatchQueue is the queue used with MaxBufferedBatches = N: a
-// channel of capacity N, so that at most N complete batches ever wait. The
-// channel is only a bounded FIFO here: both ends use it without blocking.
-type boundedBatchQueue struct {
-	ch chan *writeBatch
-}
-
-func newBoundedBatchQueue(capacity int) *boundedBatchQueue {
-	return &boundedBatchQueue{ch: make(chan *writeBatch, capacity)}
-}
-
-func (q *boundedBatchQueue) push(b *writeBatch) bool {
-	select {
-	case q.ch <- b:
-		return true
-	default:
-		return false
+func (q *batchQueue) grow() {
+	size := 2 * len(q.ring)
+	if size == 0 {
+		size = 4
 	}
+	ring := make([]*writeBatch, size)
+	// Unroll the wrapped contents to the start of the new array.
+	k := copy(ring, q.ring[q.head:])
+	copy(ring[k:], q.ring[:q.head])
+	q.ring, q.head = ring, 0
 }
-
-func (q *boundedBatchQueue) pop() *writeBatch {
-	select {
-	case b := <-q.ch:
-		return b
-	default:
-		return nil
-	}
-}
-
-func (q *boundedBatchQueue) len() int { return len(q.ch) }

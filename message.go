@@ -38,26 +38,28 @@ type Message struct {
 // programs already tuned their limits against.
 const messageFixedSize = 4 + 1 + 1 + 8 + 4 + 4
 
-// size is the message's size without its headers.
-func (msg *Message) size() int32 {
-	return int32(messageFixedSize + len(msg.Key) + len(msg.Value))
+// size is the message's size without its headers. Sizes are int64 all
+// the way: a message may reach past 2 GiB (headers can share one large
+// slice), and a wrapped int32 would slip under every limit.
+func (msg *Message) size() int64 {
+	return messageFixedSize + int64(len(msg.Key)) + int64(len(msg.Value))
 }
 
 // headerSize is the size of the message's headers as a varint-prefixed list
 // of varint-prefixed keys and values.
-func (msg *Message) headerSize() int {
-	n := zigzagVarintSize(int64(len(msg.Headers)))
+func (msg *Message) headerSize() int64 {
+	n := int64(zigzagVarintSize(int64(len(msg.Headers))))
 	for i := range msg.Headers {
 		h := &msg.Headers[i]
-		n += zigzagVarintSize(int64(len(h.Key))) + len(h.Key)
-		n += zigzagVarintSize(int64(len(h.Value))) + len(h.Value)
+		n += int64(zigzagVarintSize(int64(len(h.Key)))) + int64(len(h.Key))
+		n += int64(zigzagVarintSize(int64(len(h.Value)))) + int64(len(h.Value))
 	}
 	return n
 }
 
 // totalSize is the size the Writer accounts for the message.
-func (msg *Message) totalSize() int32 {
-	return msg.size() + int32(msg.headerSize())
+func (msg *Message) totalSize() int64 {
+	return msg.size() + msg.headerSize()
 }
 
 // zigzagVarintSize is the number of bytes of v as a zig-zag encoded varint.

@@ -9,7 +9,7 @@ func TestMessageTotalSize(t *testing.T) {
 	tests := []struct {
 		name string
 		msg  Message
-		want int32
+		want int64
 	}{
 		// CRC, magic, attributes, timestamp and the two length prefixes,
 		// plus one byte for the empty header list.
@@ -29,6 +29,22 @@ func TestMessageTotalSize(t *testing.T) {
 			22 + 2 + 64*2,
 		},
 	}
+	// Past 2 GiB, from headers sharing one 1 MiB slice (so the test
+	// allocates 1 MiB): the size must not wrap around an int32.
+	shared := make([]byte, 1<<20)
+	huge := make([]Header, 4097)
+	for i := range huge {
+		huge[i].Value = shared
+	}
+	tests = append(tests, struct {
+		name string
+		msg  Message
+		want int64
+	}{
+		// zig-zag(4097) needs 2 bytes; each header: empty key (1), value
+		// length zig-zag(1<<20) = 1<<21, a 4-byte varint, and the value.
+		"over 4 GiB of shared headers", Message{Headers: huge}, 22 + 2 + 4097*(1+4+1<<20),
+	})
 	for _, tt := range tests {
 		if got := tt.msg.totalSize(); got != tt.want {
 			t.Errorf("%s: totalSize() = %d, want %d", tt.name, got, tt.want)

@@ -221,6 +221,9 @@ type writerState struct {
 	// bytes is the writer-wide budget of MaxBufferedBytes, nil without one.
 	bytes *writerbuf.Budget
 	meta  writerMetadata
+	// completers are the goroutines running Completion beside the sending
+	// loops; their WriteMessages calls never wait for space.
+	completers completers
 }
 
 type topicPartition struct {
@@ -264,6 +267,12 @@ func (e *NotAcceptedError) Error() string {
 }
 
 func (e *NotAcceptedError) Unwrap() []error { return []error{e.Err, e.Errors} }
+
+// Is makes errors.Is(err, ErrNotAccepted) true for a NotAcceptedError: some
+// of its messages were not accepted. (Errors is a WriteErrors, which
+// errors.Is does not look into.) The reason, Err, is still matched through
+// Unwrap: errors.Is(err, context.DeadlineExceeded) holds as well.
+func (e *NotAcceptedError) Is(target error) bool { return target == ErrNotAccepted }
 
 var errNilWriterAddr = errors.New("kafka.(*Writer).WriteMessages: cannot create a kafka writer with a nil address")
 
@@ -350,6 +359,23 @@ func (w *Writer) Close() error {
 	return nil
 }
 
+// sendPartials makes the partial batch of every partition sendable now
+// (see partitionWriter.sendPartialLocked): called when a caller starts
+// waiting for the writer-wide bytes, which those batches hold.
+func (w *Writer) sendPartials() {
+	w.mu.Lock()
+	writers := make([]*partitionWriter, 0, len(w.writers))
+	for _, pw := range w.writers {
+		writers = append(writers, pw)
+	}
+	w.mu.Unlock()
+	for _, pw := range writers {
+		pw.mu.Lock()
+		pw.sendPartialLocked()
+		pw.mu.Unlock()
+	}
+}
+
 // Flush sends the batches being filled now, without waiting for BatchSize,
 // BatchBytes or BatchTimeout, and returns once every message accepted by
 // WriteMessages before the call was acknowledged or failed (outcomes are
@@ -369,17 +395,17 @@ func (w *Writer) Flush(ctx context.Context) error {
 	}
 	w.mu.Unlock()
 
-	// A partition completes its batches in order, so its last closed batch
-	// being done means all of its earlier ones are.
-	var last []*writeBatch
+	// A partition sends its batches in order, so its last closed batch
+	// being acknowledged or failed means all of its earlier ones are.
+	var pending []<-chan struct{}
 	for _, pw := range writers {
-		if b := pw.flush(); b != nil {
-			last = append(last, b)
+		if done := pw.flush(); done != nil {
+			pending = append(pending, done)
 		}
 	}
-	for _, b := range last {
+	for _, done := range pending {
 		select {
-		case <-b.done:
+		case <-done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -421,6 +447,9 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	if len(msgs) == 0 {
 		return nil // after the closed check, as before: a closed writer says so
 	}
+	if err := w.checkBounds(); err != nil {
+		return err
+	}
 	st := w.state()
 
 	limit := w.batchBytes()
@@ -428,7 +457,7 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 		limit = st.bytes.Limit()
 	}
 	for i := range msgs {
-		if int64(msgs[i].totalSize()) > limit {
+		if msgs[i].totalSize() > limit {
 			// As in earlier versions, the whole call fails: the program is
 			// expected to drop the message and retry with Remaining.
 			return messageTooLarge(msgs, i)
@@ -457,15 +486,20 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	// after partition, for the rest.
 	var refusal error
 	for i := range groups {
-		if err := w.acceptGroup(ctx, msgs, batches, &groups[i], false); err != nil && err != errWouldBlock {
+		if err := w.acceptGroup(ctx, msgs, batches, &groups[i], addNoWait); err != nil && err != errWouldBlock {
 			refusal = err
 			break
 		}
 	}
 	if refusal == nil {
+		mode := addWait
 		for i := range groups {
 			if g := &groups[i]; g.next < len(g.indexes) {
-				if err := w.acceptGroup(ctx, msgs, batches, g, true); err != nil {
+				if mode == addWait && w.Completion != nil && st.completers.current() {
+					// Called from Completion: waiting could deadlock.
+					mode = addOverdraft
+				}
+				if err := w.acceptGroup(ctx, msgs, batches, g, mode); err != nil {
 					refusal = err
 					break
 				}
@@ -627,13 +661,14 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 }
 
 // acceptGroup accepts the messages of g from g.next on, in order, and,
-// in sync mode, records in batches which batch took each one. Without
-// block, it stops with errWouldBlock at the first message that would have to
-// wait. With block, it waits, and stops only with the reason the call must
-// give up (ctx done, writer closed). msgs is a parameter of its own, not a
+// in sync mode, records in batches which batch took each one. With
+// addNoWait, it stops with errWouldBlock at the first message that would
+// have to wait. With addWait, it waits, and stops only with the reason the
+// call must give up (ctx done, writer closed); with addOverdraft it never
+// waits (see partitionWriter.addOverdraftLocked). msgs is a parameter of its own, not a
 // field of some struct shared with the Writer, so that the array of a
 // WriteMessages call does not escape to the heap.
-func (w *Writer) acceptGroup(ctx context.Context, msgs []Message, batches map[*writeBatch][]int32, g *partitionGroup, block bool) error {
+func (w *Writer) acceptGroup(ctx context.Context, msgs []Message, batches map[*writeBatch][]int32, g *partitionGroup, mode addMode) error {
 	pw := w.partitionWriter(g.key)
 	if pw == nil {
 		return io.ErrClosedPipe
@@ -641,7 +676,7 @@ func (w *Writer) acceptGroup(ctx context.Context, msgs []Message, batches map[*w
 	for g.next < len(g.indexes) {
 		i := g.indexes[g.next]
 		m := &msgs[i]
-		b, err := pw.add(ctx, m, int64(m.totalSize()), block)
+		b, err := pw.add(ctx, m, m.totalSize(), mode)
 		if err != nil {
 			return err
 		}
@@ -649,6 +684,19 @@ func (w *Writer) acceptGroup(ctx context.Context, msgs []Message, batches map[*w
 			batches[b] = append(batches[b], i)
 		}
 		g.next++
+	}
+	return nil
+}
+
+// checkBounds rejects the buffer bounds that mean nothing (negative ones);
+// zero means no bound, and any positive value, up to math.MaxInt, works
+// and costs nothing until batches exist.
+func (w *Writer) checkBounds() error {
+	switch {
+	case w.MaxBufferedBatches < 0:
+		return fmt.Errorf("kafka.(*Writer): MaxBufferedBatches must be 0 (no bound) or positive, not %d", w.MaxBufferedBatches)
+	case w.MaxBufferedBytes < 0:
+		return fmt.Errorf("kafka.(*Writer): MaxBufferedBytes must be 0 (no bound) or positive, not %d", w.MaxBufferedBytes)
 	}
 	return nil
 }

@@ -35,8 +35,8 @@ func startProducer(w *Writer, key string, from, to int) *producer {
 	return p
 }
 
-// With the broker stuck, a partition accepts exactly N+2 one-message batches
-// (one being sent, N waiting, one in the place of the batch being filled),
+// With the broker stuck, a partition accepts exactly N+2 full batches (one
+// being sent, N+1 waiting, which takes the place of the batch being filled),
 // then the writer blocks; releasing the broker lets everything through, in
 // order.
 func TestWriterMaxBufferedBatchesExactBound(t *testing.T) {
@@ -58,9 +58,11 @@ func TestWriterMaxBufferedBatchesExactBound(t *testing.T) {
 				t.Fatalf("accepted %d messages before blocking, want %d", got, want)
 			}
 			pw := partitionWriterOf(w, tp)
+			// Every batch is full, so none is being filled: one is sent,
+			// the other N+1 wait.
 			queued, alive := pw.bufferState()
-			if queued != n || alive != n+2 {
-				t.Fatalf("queued %d (want %d), alive %d (want %d)", queued, n, alive, n+2)
+			if queued != n+1 || alive != n+2 {
+				t.Fatalf("queued %d (want %d), alive %d (want %d)", queued, n+1, alive, n+2)
 			}
 			if got := w.Stats().BufferedBatches; got != int64(n+2) {
 				t.Fatalf("BufferedBatches gauge = %d, want %d", got, n+2)
@@ -111,7 +113,7 @@ func TestWriterMaxBufferedBatchesNeverExceeded(t *testing.T) {
 			}
 			for p := 0; p < partitions; p++ {
 				if pw := partitionWriterOf(w, topicPartition{"t", int32(p)}); pw != nil {
-					if queued, alive := pw.bufferState(); queued > n || alive > n+2 {
+					if queued, alive := pw.bufferState(); queued > n+1 || alive > n+2 {
 						select {
 						case violations <- fmt.Sprintf("partition %d: queued %d, alive %d", p, queued, alive):
 						default:

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/goid"
 	"github.com/segmentio/kafka-go/internal/writerbuf"
 	"github.com/segmentio/kafka-go/protocol"
 	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
@@ -17,27 +20,38 @@ import (
 // partitionWriter owns the batches of one topic-partition and the goroutine
 // that sends them, one at a time, which is what keeps a partition's messages
 // in order without an idempotent producer. A batch moves through these
-// places, all guarded by mu:
+// places:
 //
-//	cur      being filled (at most one)
-//	ready    complete, but the queue was full (at most one, and only when
-//	         cur is nil: it stands in the place of the batch being filled)
-//	queue    complete, waiting (at most MaxBufferedBatches when set)
-//	sending  being sent (or retried) by the sending loop
+//	cur          being filled (at most one)
+//	queue        complete, waiting for the sending loop
+//	sending      being sent (or retried) by the sending loop
+//	completions  acknowledged or failed, waiting for (or in) its Completion
+//	             call, when Completion runs on a goroutine of its own
 //
-// Batches always enter at the back (sending when empty, else queue, else
-// ready) and leave from the front, so order holds. The sending loop refills
-// sending from the queue under mu in the same step that frees the previous
-// batch, so a non-empty queue always has a batch being sent in front of it.
+// cur, queue and sending are guarded by mu. Batches always enter at the back
+// and leave from the front, so order holds. The sending loop refills sending
+// from the queue under mu in the same step that records the previous
+// batch's outcome, so a non-empty queue always has a batch being sent in
+// front of it.
 //
-// With MaxBufferedBatches = N, a batch takes one of N+2 slots when opened and
-// gives it back when done, which yields the bound cur+ready+queue+sending
-// <= N+2 with queue <= N, and moving a batch forward never needs a slot.
+// Budget: a batch takes one of the partition's MaxBufferedBatches+2 slots
+// when opened, and each message takes its bytes from the writer-wide
+// MaxBufferedBytes budget when accepted. Both are given back only when the
+// batch is finished with: after its Completion call returned, or, without a
+// Completion, once it is acknowledged or failed. So the bounds count every
+// place above, the completion backlog included, and a slow Completion slows
+// WriteMessages down instead of growing memory. Moving a batch forward never
+// needs budget, so the sending loop never waits for space.
+//
+// A WriteMessages call made by a Completion goroutine of this Writer never
+// waits for space either (see addOverdraft): the space it would wait for may
+// be held by the very batch whose Completion is calling, or by batches that
+// can only complete after it.
 //
 // Lock order: Writer.mu is released before any partition writer's mu is
 // taken; pw.mu may be held while calling the non-blocking methods of a
 // Budget (whose lock is a leaf). pw.mu is never held while waiting for
-// budget or for the network.
+// budget, for the network, or for Completion.
 type partitionWriter struct {
 	w   *Writer
 	key topicPartition
@@ -49,17 +63,30 @@ type partitionWriter struct {
 	// completions, when set, runs Completion beside the sending loop; see
 	// newPartitionWriter.
 	completions *completionQueue
+	// completing counts the batches sent whose Completion has not returned
+	// yet (they still hold their budget).
+	completing atomic.Int64
 
 	mu      sync.Mutex
 	cur     *writeBatch
-	ready   *writeBatch
-	queue   batchFIFO
+	queue   batchQueue
 	sending *writeBatch
-	last    *writeBatch // most recently closed batch, for Flush
 	closed  bool
+	// closedSeq numbers the batches in the order they were closed (1, 2,
+	// ...); ackedSeq is the number of the last one acknowledged or failed.
+	// flushes are the Flush calls waiting for ackedSeq to reach theirs.
+	closedSeq, ackedSeq uint64
+	flushes             []flushWaiter
 	// pending is the line of callers waiting to add a message, in arrival
 	// order; see slotWaiter.
 	pending []*slotWaiter
+}
+
+// flushWaiter is a Flush call waiting for batch number seq to be
+// acknowledged or failed.
+type flushWaiter struct {
+	seq  uint64
+	done chan struct{}
 }
 
 // newPartitionWriter starts the goroutines of a new partition writer. Called
@@ -68,15 +95,13 @@ func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
 	pw := &partitionWriter{w: w, key: key, wake: make(chan struct{}, 1)}
 	st := w.state()
 	if n := w.MaxBufferedBatches; n > 0 {
-		pw.slots = writerbuf.New(int64(n) + 2)
-		pw.queue = newBoundedBatchQueue(n)
-	} else {
-		pw.queue = new(batchQueue)
+		pw.slots = writerbuf.New(slotLimit(n))
 	}
-	// With a buffer limit, a Completion that writes again must not run on
-	// the sending loop: if it had to wait for space, the space it waits for
-	// would come from that very loop. Without a limit nothing ever waits,
-	// and Completion runs inline as in earlier versions.
+	// With a buffer limit, Completion must not run on the sending loop: a
+	// slow Completion would stop the partition's sends, and with them the
+	// acknowledgements that give budget back to the batches behind it.
+	// Without a limit nothing ever waits, and Completion runs inline as in
+	// earlier versions.
 	if w.Completion != nil && (pw.slots != nil || st.bytes != nil) {
 		pw.completions = newCompletionQueue()
 		w.inflight.Add(1)
@@ -87,16 +112,28 @@ func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
 	return pw
 }
 
+// slotLimit is the number of batches a partition may hold with
+// MaxBufferedBatches = n: n waiting, plus the one being filled and the one
+// being sent. It saturates instead of overflowing (n may be math.MaxInt).
+func slotLimit(n int) int64 {
+	if int64(n) > math.MaxInt64-2 {
+		return math.MaxInt64
+	}
+	return int64(n) + 2
+}
+
 // writeBatch is a batch of messages for one partition.
 type writeBatch struct {
 	opened time.Time
 	msgs   []Message
 	bytes  int64 // sum of the messages' sizes, as accounted in the budgets
 	slot   bool  // holds one of the partition's slots
+	seq    uint64
 	timer  *time.Timer
-	// lingering is set when BatchTimeout passed while the partition was
-	// busy sending (with a buffer bound only): the batch stays open, since
-	// it could not leave any sooner; see expire.
+	// lingering is set when the batch should leave as soon as the
+	// partition's sending loop is free, but that loop is busy: BatchTimeout
+	// passed (with a buffer bound only), or a caller waits for space. The
+	// batch stays open meanwhile; see expire and sendPartialLocked.
 	lingering bool
 
 	// err is set before done is closed, and read after.
@@ -120,11 +157,21 @@ type slotWaiter struct {
 	turn  chan struct{}
 }
 
+// addMode says what a partition writer does with a message that has no
+// room now.
+type addMode int
+
+const (
+	addNoWait    addMode = iota // return errWouldBlock
+	addWait                     // wait in line
+	addOverdraft                // take the space beyond the bounds (see addOverdraft)
+)
+
 // add accepts m into the partition: it takes the message's bytes from the
 // writer-wide budget, and puts the message into the batch being filled or
-// into a new batch, which needs a slot. Without block it returns
-// errWouldBlock rather than wait. It returns the batch that received m.
-func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, block bool) (*writeBatch, error) {
+// into a new batch, which needs a slot. It returns the batch that received
+// m.
+func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode addMode) (*writeBatch, error) {
 	bytes := pw.w.state().bytes
 	maxBytes := pw.w.batchBytes()
 
@@ -135,6 +182,11 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 	}
 	if pw.slots == nil && bytes == nil {
 		b := pw.appendLocked(m, size, false)
+		pw.mu.Unlock()
+		return b, nil
+	}
+	if mode == addOverdraft {
+		b := pw.addOverdraftLocked(m, size)
 		pw.mu.Unlock()
 		return b, nil
 	}
@@ -159,7 +211,7 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 			bytes.Release(size)
 		}
 	}
-	if !block {
+	if mode == addNoWait {
 		pw.mu.Unlock()
 		return nil, errWouldBlock
 	}
@@ -178,7 +230,13 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 	if len(pw.pending) == 1 {
 		close(sw.turn)
 	}
+	pw.sendPartialLocked() // someone waits on this partition now
 	pw.mu.Unlock()
+	if sw.bytes != nil && sw.bytes.StartedQueue() {
+		// The writer-wide budget just ran out: the partial batches of every
+		// partition hold bytes that only their sending gives back.
+		pw.w.sendPartials()
+	}
 
 	s := pw.w.state().stats
 	start := time.Now()
@@ -186,6 +244,31 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, bloc
 	s.bufferWaits.add(1)
 	s.bufferWaitTime.observeSince(start)
 	return b, err
+}
+
+// addOverdraftLocked accepts m without waiting, for a WriteMessages call
+// made by one of the Writer's Completion goroutines that found no room.
+// Such a call must not wait: the space it would wait for may be held by the
+// batch whose Completion is calling, or by batches that complete only after
+// it (one Completion at a time per partition), and a Completion retrying
+// to another partition may wait on that partition's Completion which
+// itself waits on this one. So the bytes and the slot are taken beyond the
+// bounds (writerbuf.Budget.Force); everyone else then waits until the
+// Writer is back under them. docs/backpressure.md derives the resulting
+// bound.
+func (pw *partitionWriter) addOverdraftLocked(m *Message, size int64) *writeBatch {
+	if bytes := pw.w.state().bytes; bytes != nil {
+		bytes.Force(size)
+	}
+	if pw.cur != nil && !pw.cur.fits(size, pw.w.batchBytes()) {
+		pw.closeCurrentLocked()
+	}
+	withSlot := false
+	if pw.slots != nil && pw.cur == nil {
+		pw.slots.Force(1)
+		withSlot = true
+	}
+	return pw.appendLocked(m, size, withSlot)
 }
 
 // addInLine waits for sw's bytes and turn, then adds m as the head of the
@@ -299,8 +382,37 @@ func (pw *partitionWriter) appendLocked(m *Message, size int64, withSlot bool) *
 	pw.w.state().stats.bufferedBytes.Add(size)
 	if len(b.msgs) >= pw.w.batchSize() || b.bytes >= pw.w.batchBytes() {
 		pw.closeCurrentLocked()
+	} else if pw.someoneWaitsLocked() {
+		pw.sendPartialLocked()
 	}
 	return b
+}
+
+// someoneWaitsLocked says whether a caller waits for space that this
+// partition's partial batch may be holding: a place in this partition's
+// line, or bytes of the writer-wide budget.
+func (pw *partitionWriter) someoneWaitsLocked() bool {
+	if len(pw.pending) > 0 {
+		return true
+	}
+	bytes := pw.w.state().bytes
+	return bytes != nil && bytes.HasWaiters()
+}
+
+// sendPartialLocked makes the batch being filled sendable now, as the Java
+// client does while anyone waits for buffer memory: it holds budget that
+// only its sending gives back, and waiting for BatchTimeout would leave the
+// broker idle while callers wait. When the sending loop is busy, the batch
+// stays open (lingering) and leaves as soon as the loop is free, which is
+// no later than it could have left closed, and fuller.
+func (pw *partitionWriter) sendPartialLocked() {
+	switch {
+	case pw.cur == nil:
+	case pw.sending == nil:
+		pw.closeCurrentLocked()
+	default:
+		pw.cur.lingering = true
+	}
 }
 
 // openLocked starts a new batch; slot says whether it holds a slot.
@@ -328,17 +440,13 @@ func (pw *partitionWriter) closeCurrentLocked() {
 	pw.cur = nil
 	b.timer.Stop()
 	pw.w.state().stats.batchQueueTime.observeSince(b.opened)
-	pw.last = b
-	switch {
-	case pw.sending == nil:
+	pw.closedSeq++
+	b.seq = pw.closedSeq
+	if pw.sending == nil {
 		pw.sending = b
 		pw.signal()
-	case pw.queue.push(b):
-	case pw.ready == nil:
-		pw.ready = b
-	default:
-		// cur, ready, a full queue and sending would be N+3 batches.
-		panic("kafka: writer partition over its batch bound (slot accounting bug)")
+	} else {
+		pw.queue.push(b)
 	}
 }
 
@@ -372,14 +480,42 @@ func (pw *partitionWriter) expire(b *writeBatch) {
 	pw.closeCurrentLocked()
 }
 
-// flush closes the batch being filled and returns the last closed batch.
-func (pw *partitionWriter) flush() *writeBatch {
+// flush closes the batch being filled and returns a channel closed once
+// every batch closed so far is acknowledged or failed, or nil when they all
+// are already. It does not wait for Completion: a Flush called from
+// Completion would otherwise wait for itself.
+func (pw *partitionWriter) flush() <-chan struct{} {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	if pw.cur != nil {
 		pw.closeCurrentLocked()
 	}
-	return pw.last
+	if pw.ackedSeq >= pw.closedSeq {
+		return nil
+	}
+	done := make(chan struct{})
+	pw.flushes = append(pw.flushes, flushWaiter{seq: pw.closedSeq, done: done})
+	return done
+}
+
+// ackedLocked records that batch number seq is acknowledged or failed
+// (batches are sent in order, so every earlier one is too), and releases
+// the Flush calls that waited for it.
+func (pw *partitionWriter) ackedLocked(seq uint64) {
+	pw.ackedSeq = seq
+	n := 0
+	for _, f := range pw.flushes {
+		if f.seq > seq {
+			break
+		}
+		close(f.done)
+		n++
+	}
+	if n > 0 {
+		k := copy(pw.flushes, pw.flushes[n:])
+		clear(pw.flushes[k:])
+		pw.flushes = pw.flushes[:k]
+	}
 }
 
 // close stops accepting messages, wakes the callers waiting for a slot,
@@ -424,22 +560,70 @@ func (pw *partitionWriter) run() {
 }
 
 // complete runs the Completion calls, in batch order, when they must not
-// run on the sending loop.
+// run on the sending loop. Its goroutine is registered as a completer so
+// that WriteMessages calls made from Completion are recognized (see
+// addOverdraftLocked).
 func (pw *partitionWriter) complete() {
 	defer pw.w.inflight.Done()
+	st := pw.w.state()
+	id := goid.ID()
+	st.completers.add(id)
+	defer st.completers.remove(id)
 	for {
 		b := pw.completions.get()
 		if b == nil {
 			return
 		}
 		pw.w.Completion(b.msgs, b.err)
+		pw.release(b)
 		b.finish()
 	}
 }
 
+// completers is the set of goroutines running a Writer's Completion calls
+// beside the sending loops.
+type completers struct {
+	mu  sync.Mutex
+	ids map[uint64]struct{}
+}
+
+func (c *completers) add(id uint64) {
+	if id == 0 {
+		return // unknown: such a goroutine's calls wait like anyone's
+	}
+	c.mu.Lock()
+	if c.ids == nil {
+		c.ids = make(map[uint64]struct{})
+	}
+	c.ids[id] = struct{}{}
+	c.mu.Unlock()
+}
+
+func (c *completers) remove(id uint64) {
+	c.mu.Lock()
+	delete(c.ids, id)
+	c.mu.Unlock()
+}
+
+// current reports whether the calling goroutine is one of the set. It only
+// reads the goroutine's id (about a microsecond) when the set is not empty.
+func (c *completers) current() bool {
+	c.mu.Lock()
+	n := len(c.ids)
+	c.mu.Unlock()
+	if n == 0 {
+		return false
+	}
+	id := goid.ID()
+	c.mu.Lock()
+	_, ok := c.ids[id]
+	c.mu.Unlock()
+	return ok
+}
+
 // completionQueue hands sent batches to the goroutine that runs Completion.
-// It is unbounded, but only grows while a Completion call is slower than the
-// sending loop.
+// Its length needs no bound of its own: every batch in it still holds its
+// slot and bytes, so the partition's budget bounds it.
 type completionQueue struct {
 	mu     sync.Mutex
 	q      batchQueue
@@ -487,14 +671,30 @@ func (c *completionQueue) get() *writeBatch {
 }
 
 func (b *writeBatch) finish() {
-	b.msgs = nil // the batch may stay referenced (Flush); its messages need not
+	b.msgs = nil // the batch may stay referenced; its messages need not
 	close(b.done)
+}
+
+// release gives a finished batch's budget back, gauges first, so that they
+// never show less than what the budgets hold.
+func (pw *partitionWriter) release(b *writeBatch) {
+	s := pw.w.state().stats
+	s.bufferedBytes.Add(-b.bytes)
+	s.bufferedBatches.Add(-1)
+	if pw.w.Completion != nil {
+		pw.completing.Add(-1)
+	}
+	if b.slot {
+		pw.slots.Release(1)
+	}
+	if bytes := pw.w.state().bytes; bytes != nil {
+		bytes.Release(b.bytes)
+	}
 }
 
 func (pw *partitionWriter) send(b *writeBatch) {
 	w := pw.w
-	st := w.state()
-	s := st.stats
+	s := w.state().stats
 	s.batchTime.observeSince(b.opened)
 	s.batchSize.observe(int64(len(b.msgs)))
 	s.batchBytes.observe(b.bytes)
@@ -513,38 +713,30 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	}
 	b.err = err
 
-	// Give the space back before anyone hears about the outcome, so that
-	// whoever reacts to it by writing again finds room. Refilling the
-	// sending place in the same step keeps "queue not empty implies a batch
-	// is being sent" true at all times. The gauges drop first, so that they
-	// never show more than the limits allow.
-	s.bufferedBytes.Add(-b.bytes)
-	s.bufferedBatches.Add(-1)
+	completion := w.Completion
+	if completion == nil {
+		// Nothing else holds the batch: its space is free before anyone
+		// (a synchronous caller, Flush) hears about the outcome.
+		pw.release(b)
+	} else {
+		pw.completing.Add(1)
+	}
+	// Refilling the sending place in the same step keeps "queue not empty
+	// implies a batch is being sent" true at all times.
 	pw.mu.Lock()
-	if b.slot {
-		pw.slots.Release(1)
-	}
+	pw.ackedLocked(b.seq)
 	pw.sending = pw.queue.pop()
-	if r := pw.ready; r != nil {
-		if pw.sending == nil {
-			pw.sending, pw.ready = r, nil
-		} else if pw.queue.push(r) {
-			pw.ready = nil
-		}
-	}
-	if pw.sending == nil && pw.cur != nil && pw.cur.lingering {
+	if pw.sending == nil && pw.cur != nil && (pw.cur.lingering || pw.someoneWaitsLocked()) {
 		pw.closeCurrentLocked() // straight to sending
 	}
 	pw.mu.Unlock()
-	if st.bytes != nil {
-		st.bytes.Release(b.bytes)
-	}
 
 	switch {
 	case pw.completions != nil:
 		pw.completions.put(b)
-	case w.Completion != nil:
-		w.Completion(b.msgs, err)
+	case completion != nil:
+		completion(b.msgs, err)
+		pw.release(b)
 		b.finish()
 	default:
 		b.finish()

@@ -317,13 +317,14 @@ func partitionWriterOf(w *Writer, tp topicPartition) *partitionWriter {
 }
 
 // bufferState reports, for a partition writer, the batches that wait in its
-// queue and all the batches it holds (filling, ready, queued, sending).
+// queue and all the batches it holds (filling, queued, sending, and those
+// whose Completion has not returned).
 func (pw *partitionWriter) bufferState() (queued, alive int) {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	queued = pw.queue.len()
-	alive = queued
-	for _, b := range []*writeBatch{pw.cur, pw.ready, pw.sending} {
+	alive = queued + int(pw.completing.Load())
+	for _, b := range []*writeBatch{pw.cur, pw.sending} {
 		if b != nil {
 			alive++
 		}

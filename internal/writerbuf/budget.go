@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrClosed is returned to callers waiting on, or arriving at, a closed
@@ -47,6 +48,9 @@ type Budget struct {
 	// Queue of tickets that were not granted on arrival, oldest first.
 	head, tail *Ticket
 	queued     int
+	// waiters mirrors queued for HasWaiters, which is read on the hot path
+	// of every message without taking mu.
+	waiters atomic.Int64
 }
 
 // New returns a Budget holding limit units. limit must be positive.
@@ -74,6 +78,11 @@ func (b *Budget) Waiting() int {
 	return b.queued
 }
 
+// HasWaiters reports, without locking, whether any ticket is queued. The
+// answer may be stale by the time it is used; callers use it as a hint
+// (send partial batches now, someone waits for space).
+func (b *Budget) HasWaiters() bool { return b.waiters.Load() > 0 }
+
 // Ticket is a place in a Budget's line, returned by Reserve. Exactly one of
 // these ends a ticket's life: a successful Wait (the units then belong to the
 // caller, who gives them back with Release), a failed Wait, or Cancel.
@@ -87,7 +96,16 @@ type Ticket struct {
 	err        error
 	prev, next *Ticket
 	inQueue    bool
+	// first is set when the ticket started the queue (nobody was waiting
+	// before it). Written under b.mu before Reserve returns, read by the
+	// goroutine that called Reserve.
+	first bool
 }
+
+// StartedQueue reports whether the ticket had to wait and found nobody
+// waiting before it: the moment the Budget went from "enough for everyone"
+// to "someone waits". Only the goroutine that called Reserve may ask.
+func (t *Ticket) StartedQueue() bool { return t.first }
 
 // Granted reports whether the ticket already holds its units, without
 // blocking; a ticket granted on arrival never needs a Wait.
@@ -102,7 +120,7 @@ func (t *Ticket) Granted() bool {
 func (b *Budget) TryAcquire(n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || b.queued > 0 || b.used+n > b.limit || n > b.limit {
+	if b.closed || b.queued > 0 || !b.fits(n) {
 		return false
 	}
 	b.used += n
@@ -122,14 +140,34 @@ func (b *Budget) Reserve(n int64) *Ticket {
 		t.fail(ErrClosed)
 	case n > b.limit:
 		t.fail(fmt.Errorf("writerbuf: %d units requested from a budget of %d", n, b.limit))
-	case b.queued == 0 && b.used+n <= b.limit:
+	case b.queued == 0 && b.fits(n):
 		b.used += n
 		t.granted = true
 		close(t.ready)
 	default:
+		t.first = b.queued == 0
 		b.push(t)
 	}
 	return t
+}
+
+// fits says whether n more units stay within the limit. Written so that
+// nothing overflows, even with a limit near math.MaxInt64 or units taken
+// beyond the limit by Force. Called with b.mu held.
+func (b *Budget) fits(n int64) bool {
+	return n >= 0 && n <= b.limit-b.used
+}
+
+// Force takes n units at once, whatever the limit, the queue or Close say:
+// used may then exceed the limit, and nobody else is granted anything until
+// enough is released to bring it back under. It never blocks. It exists for
+// a caller that must not wait because the space it would wait for can only
+// come back after it returns (see the Writer's Completion); the units are
+// given back with Release as usual.
+func (b *Budget) Force(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used += n
 }
 
 // Wait blocks until the ticket is granted (nil), ctx is done (ctx.Err()), or
@@ -214,7 +252,7 @@ func (b *Budget) Close() {
 // grant hands units to queued tickets in order while the head fits. Called
 // with b.mu held.
 func (b *Budget) grant() {
-	for t := b.head; t != nil && b.used+t.n <= b.limit; t = b.head {
+	for t := b.head; t != nil && b.fits(t.n); t = b.head {
 		b.remove(t)
 		b.used += t.n
 		t.granted = true
@@ -232,6 +270,7 @@ func (b *Budget) push(t *Ticket) {
 	}
 	b.tail = t
 	b.queued++
+	b.waiters.Store(int64(b.queued))
 }
 
 func (b *Budget) remove(t *Ticket) {
@@ -250,6 +289,7 @@ func (b *Budget) remove(t *Ticket) {
 	}
 	t.prev, t.next, t.inQueue = nil, nil, false
 	b.queued--
+	b.waiters.Store(int64(b.queued))
 }
 
 // fail ends a ticket that was never granted. Called with b.mu held.
