@@ -60,8 +60,8 @@ type partitionWriter struct {
 	slots *writerbuf.Budget
 	// wake holds a token when the sending loop may have work.
 	wake chan struct{}
-	// completions, when set, runs Completion beside the sending loop; see
-	// newPartitionWriter.
+	// completions, set when there is a Completion, runs it beside the
+	// sending loop; see newPartitionWriter.
 	completions *completionQueue
 	// completing counts the batches sent whose Completion has not returned
 	// yet (they still hold their budget).
@@ -93,16 +93,14 @@ type flushWaiter struct {
 // with w.mu held and w not closed, so the inflight.Add calls are safe.
 func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
 	pw := &partitionWriter{w: w, key: key, wake: make(chan struct{}, 1)}
-	st := w.state()
 	if n := w.MaxBufferedBatches; n > 0 {
 		pw.slots = writerbuf.New(slotLimit(n))
 	}
-	// With a buffer limit, Completion must not run on the sending loop: a
-	// slow Completion would stop the partition's sends, and with them the
-	// acknowledgements that give budget back to the batches behind it.
-	// Without a limit nothing ever waits, and Completion runs inline as in
-	// earlier versions.
-	if w.Completion != nil && (pw.slots != nil || st.bytes != nil) {
+	// Completion does not run on the sending loop: a slow Completion would
+	// stop the partition's sends, and with them the acknowledgements that
+	// give budget back; a Completion calling Flush would wait for batches
+	// that only the loop it blocks can send.
+	if w.Completion != nil {
 		pw.completions = newCompletionQueue()
 		w.inflight.Add(1)
 		go pw.complete()
@@ -559,8 +557,8 @@ func (pw *partitionWriter) run() {
 	}
 }
 
-// complete runs the Completion calls, in batch order, when they must not
-// run on the sending loop. Its goroutine is registered as a completer so
+// complete runs the Completion calls, in batch order, beside the sending
+// loop. Its goroutine is registered as a completer so
 // that WriteMessages calls made from Completion are recognized (see
 // addOverdraftLocked).
 func (pw *partitionWriter) complete() {
@@ -731,14 +729,9 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	}
 	pw.mu.Unlock()
 
-	switch {
-	case pw.completions != nil:
+	if completion != nil {
 		pw.completions.put(b)
-	case completion != nil:
-		completion(b.msgs, err)
-		pw.release(b)
-		b.finish()
-	default:
+	} else {
 		b.finish()
 	}
 }
