@@ -228,7 +228,6 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode
 	if len(pw.pending) == 1 {
 		close(sw.turn)
 	}
-	pw.sendPartialLocked() // someone waits on this partition now
 	pw.mu.Unlock()
 	if sw.bytes != nil && sw.bytes.StartedQueue() {
 		// The writer-wide budget just ran out: the partial batches of every
@@ -380,19 +379,18 @@ func (pw *partitionWriter) appendLocked(m *Message, size int64, withSlot bool) *
 	pw.w.state().stats.bufferedBytes.Add(size)
 	if len(b.msgs) >= pw.w.batchSize() || b.bytes >= pw.w.batchBytes() {
 		pw.closeCurrentLocked()
-	} else if pw.someoneWaitsLocked() {
+	} else if pw.bytesWanted() {
 		pw.sendPartialLocked()
 	}
 	return b
 }
 
-// someoneWaitsLocked says whether a caller waits for space that this
-// partition's partial batch may be holding: a place in this partition's
-// line, or bytes of the writer-wide budget.
-func (pw *partitionWriter) someoneWaitsLocked() bool {
-	if len(pw.pending) > 0 {
-		return true
-	}
+// bytesWanted says whether a caller waits for writer-wide bytes, which the
+// partition's partial batch holds. (A caller waiting for this partition's
+// slot needs no such help: the head of the line asks for a slot only when
+// no open batch can take its message, and the ones behind it join the
+// batch it opens.)
+func (pw *partitionWriter) bytesWanted() bool {
 	bytes := pw.w.state().bytes
 	return bytes != nil && bytes.HasWaiters()
 }
@@ -724,7 +722,7 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	pw.mu.Lock()
 	pw.ackedLocked(b.seq)
 	pw.sending = pw.queue.pop()
-	if pw.sending == nil && pw.cur != nil && (pw.cur.lingering || pw.someoneWaitsLocked()) {
+	if pw.sending == nil && pw.cur != nil && (pw.cur.lingering || pw.bytesWanted()) {
 		pw.closeCurrentLocked() // straight to sending
 	}
 	pw.mu.Unlock()
