@@ -121,19 +121,26 @@ type Writer struct {
 	// caller's own slices), and the error when the batch could not be
 	// written.
 	//
-	// The writer calls it from its own goroutines, one call at a time per
-	// partition, in the order the partition's batches were sent. Close waits
-	// for the calls, and so does a synchronous WriteMessages for the batches
-	// holding its messages, which makes it safe to reuse the byte slices
-	// once WriteMessages has returned.
+	// The writer calls it from a goroutine of its own per partition, beside
+	// the partition's sending loop: one call at a time per partition, in
+	// the order the partition's batches were sent. Close waits for the
+	// calls, and so does a synchronous WriteMessages for the batches holding
+	// its messages, which makes it safe to reuse the byte slices once
+	// WriteMessages has returned. Flush does not wait for them.
 	//
-	// With a buffer limit, a batch's space is given back before Completion
-	// is called for it, and the call runs beside the partition's sending
-	// loop rather than inside it, so that a Completion may itself call
-	// WriteMessages (to retry, or to write to a dead-letter topic) without
-	// deadlocking, even with MaxBufferedBatches set to 1. (A synchronous
-	// WriteMessages on the same Writer, from Completion, still cannot work:
-	// it would wait for a Completion call queued behind the running one.)
+	// With a buffer limit, a batch keeps its place in the limits until its
+	// Completion call returns: a slow Completion slows WriteMessages down
+	// instead of letting memory grow. A Completion may itself call
+	// WriteMessages on the same Writer (to retry, or to write to a
+	// dead-letter topic) without deadlocking, even with MaxBufferedBatches 1:
+	// a call made from Completion's own goroutine never waits for space; what
+	// it cannot get within the limits it takes beyond them, and everyone else
+	// waits until the Writer is back under them (see MaxBufferedBytes for
+	// the exact bound). It may call Flush too. (A synchronous WriteMessages
+	// to the same partition, from Completion, still cannot work: it would
+	// wait for a Completion call queued behind the running one. Nor can a
+	// Completion that waits for another goroutine's WriteMessages on this
+	// Writer: only its own calls are recognized.)
 	//
 	// A panic in Completion is not recovered and ends the program.
 	Completion func(messages []Message, err error)
@@ -156,23 +163,28 @@ type Writer struct {
 	// the writer first asks about it.
 	AllowAutoTopicCreation bool
 
-	// MaxBufferedBatches bounds, per partition, the complete batches waiting
-	// to be sent. Zero (the default) keeps the historical behavior: an
-	// unbounded queue per partition, so WriteMessages never waits for space
-	// and memory grows as long as the program produces faster than the
-	// brokers accept.
+	// MaxBufferedBatches bounds, per partition, the batches the Writer
+	// holds. Zero (the default) keeps the historical behavior: an unbounded
+	// queue per partition, so WriteMessages never waits for space and memory
+	// grows as long as the program produces faster than the brokers accept.
+	// A negative value makes WriteMessages fail; any positive value, up to
+	// math.MaxInt, costs nothing until batches exist.
 	//
-	// With N > 0, a partition holds at most N+2 batches at any time: the one
-	// being filled, at most N complete ones waiting, and the one being sent.
-	// A WriteMessages call that needs a new batch on a partition that has
-	// N+2 waits until that partition completes a batch, its context is done,
-	// or the Writer is closed; callers writing to other partitions are not
+	// With N > 0, a partition holds at most N+2 batches at any time, from
+	// the moment a batch is opened until it is acknowledged or failed and
+	// its Completion call (if any) has returned: for instance one being
+	// filled, N waiting and one being sent, when Completion keeps up. A
+	// WriteMessages call that needs a new batch on a partition that has N+2
+	// waits until that partition finishes a batch, its context is done, or
+	// the Writer is closed; callers writing to other partitions are not
 	// held up. The messages buffered by the Writer therefore take at most
 	//
 	//	partitions written to × (MaxBufferedBatches + 2) × BatchBytes
 	//
-	// bytes (as measured for BatchBytes), plus, with a Completion function,
-	// the batches whose Completion call has not returned yet.
+	// bytes (as measured for BatchBytes). The only batches beyond N+2 are
+	// those opened by WriteMessages calls made from Completion, which never
+	// wait (see Completion); while they exist, the partition takes no other
+	// new batch.
 	//
 	// Waiting callers are served in arrival order. A call that gives up
 	// (context done, Writer closed) returns an error wrapping the reason;
@@ -181,12 +193,27 @@ type Writer struct {
 	MaxBufferedBatches int
 
 	// MaxBufferedBytes bounds the bytes of the messages (as measured for
-	// BatchBytes) that the whole Writer holds at once, from the moment
-	// WriteMessages accepts them until their batch is acknowledged or fails,
-	// across all partitions. Zero (the default) means no bound. A single
-	// message larger than the bound is rejected with MessageTooLargeError.
-	// Waiting, context and Close behave as for MaxBufferedBatches; with both
-	// set, both bounds hold.
+	// BatchBytes) that the whole Writer holds at once, across all
+	// partitions, from the moment WriteMessages accepts them until their
+	// batch is acknowledged or fails and its Completion call (if any) has
+	// returned. Zero (the default) means no bound; a negative value makes
+	// WriteMessages fail. A single message larger than the bound is rejected
+	// with MessageTooLargeError. Waiting, context and Close behave as for
+	// MaxBufferedBatches; with both set, both bounds hold.
+	//
+	// The bound is exact unless Completion writes: WriteMessages calls made
+	// from Completion never wait, and may take bytes beyond it. A Completion
+	// call that writes back at most the bytes of the batch it was given (a
+	// retry, a dead letter of the same messages) keeps the Writer within
+	//
+	//	MaxBufferedBytes + the bytes of the batches whose Completion runs
+	//
+	// which is at most one batch (BatchBytes) per partition; one that writes
+	// more leaves the excess beyond the bound until those messages are done,
+	// and other callers wait meanwhile. docs/backpressure.md shows why.
+	//
+	// While a caller waits for these bytes, the partial batches that hold
+	// them are sent at once rather than at BatchTimeout.
 	MaxBufferedBytes int64
 
 	// mu guards closed and writers. It is never held while waiting for
@@ -380,6 +407,8 @@ func (w *Writer) sendPartials() {
 // BatchBytes or BatchTimeout, and returns once every message accepted by
 // WriteMessages before the call was acknowledged or failed (outcomes are
 // reported as usual, by WriteMessages in synchronous mode and by Completion).
+// It does not wait for Completion calls to return (Close does), so it may be
+// called from Completion.
 // It returns ctx.Err() if ctx is done first (the batches are still sent),
 // and io.ErrClosedPipe on a closed Writer, whose Close has flushed
 // everything already.

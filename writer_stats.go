@@ -47,10 +47,11 @@ type WriterStats struct {
 	Async        bool          `metric:"kafka.writer.async"         type:"gauge"`
 
 	// Buffering, beyond upstream. BufferedBatches counts the batches that
-	// exist now (being filled, waiting, or being sent) and BufferedBytes the
-	// bytes of the messages accepted and not yet acknowledged or failed; both
-	// are kept whatever the limits, so that an unbounded writer's growth is
-	// visible too. BufferWaits counts the times a message had to wait for
+	// exist now (being filled, waiting, being sent, or acknowledged and
+	// waiting for or in their Completion call) and BufferedBytes the bytes
+	// of their messages: what the limits count, Completion backlog
+	// included. Both are kept whatever the limits, so that an unbounded
+	// writer's growth is visible too. BufferWaits counts the times a message had to wait for
 	// buffer space, and BufferWaitTime summarizes how long those waits took
 	// (including waits that ended with ctx or Close).
 	BufferedBatches    int64         `metric:"kafka.writer.buffer.batches"      type:"gauge"`
