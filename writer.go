@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go/internal/writerbuf"
@@ -251,6 +252,10 @@ type writerState struct {
 	// completers are the goroutines running Completion beside the sending
 	// loops; their WriteMessages calls never wait for space.
 	completers completers
+	// returning is the bytes of the batches closed and not yet given back
+	// (queued, being sent, or waiting for their Completion): bytes that
+	// come back without anyone's help. See partialsWanted.
+	returning atomic.Int64
 }
 
 type topicPartition struct {
@@ -387,8 +392,8 @@ func (w *Writer) Close() error {
 }
 
 // sendPartials makes the partial batch of every partition sendable now
-// (see partitionWriter.sendPartialLocked): called when a caller starts
-// waiting for the writer-wide bytes, which those batches hold.
+// (see partitionWriter.sendPartialLocked), when partialsWanted says that
+// only they can give bytes back to a waiting caller.
 func (w *Writer) sendPartials() {
 	w.mu.Lock()
 	writers := make([]*partitionWriter, 0, len(w.writers))

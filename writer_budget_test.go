@@ -551,3 +551,46 @@ func TestNotAcceptedErrorIs(t *testing.T) {
 	require.NotErrorIs(t, err, ErrNotAccepted, "a closed writer's plain error is not a NotAcceptedError")
 	require.NotErrorIs(t, &NotAcceptedError{Err: context.Canceled}, io.EOF)
 }
+
+// The liveness argument behind sending partial batches: with many callers
+// queued for a budget of a few messages, spread over many partitions, and a
+// BatchTimeout that never fires, every message still gets through (a
+// partial batch is sent whenever nothing else would give bytes back).
+func TestWriterWaitingCallersNeverWaitForBatchTimeout(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		completion bool
+	}{{"no Completion", false}, {"slow Completion", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 8})
+			stub.produceDelay = 100 * time.Microsecond
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
+				BatchTimeout: time.Hour, MaxBufferedBytes: 4 << 10, RequiredAcks: RequireOne,
+			}
+			if c.completion {
+				w.Completion = func([]Message, error) { time.Sleep(200 * time.Microsecond) }
+			}
+			defer shutdown(w, stub)
+			const producers, each = 16, 40
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			for p := 0; p < producers; p++ {
+				wg.Add(1)
+				go func(p int) {
+					defer wg.Done()
+					for _, m := range paddedMessages("k"+strconv.Itoa(p), 0, each, 1000) {
+						if err := w.WriteMessages(ctx, m); err != nil {
+							t.Errorf("producer %d: %v", p, err)
+							return
+						}
+					}
+				}(p)
+			}
+			wg.Wait()
+			require.NoError(t, w.Flush(ctx))
+			require.Equal(t, producers*each, stub.totalRecords())
+		})
+	}
+}

@@ -229,9 +229,9 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode
 		close(sw.turn)
 	}
 	pw.mu.Unlock()
-	if sw.bytes != nil && sw.bytes.StartedQueue() {
-		// The writer-wide budget just ran out: the partial batches of every
-		// partition hold bytes that only their sending gives back.
+	if sw.bytes != nil && pw.w.state().returning.Load() == 0 {
+		// No batch will give bytes back by itself: what is taken sits in
+		// partial batches, which only their sending gives back.
 		pw.w.sendPartials()
 	}
 
@@ -379,20 +379,26 @@ func (pw *partitionWriter) appendLocked(m *Message, size int64, withSlot bool) *
 	pw.w.state().stats.bufferedBytes.Add(size)
 	if len(b.msgs) >= pw.w.batchSize() || b.bytes >= pw.w.batchBytes() {
 		pw.closeCurrentLocked()
-	} else if pw.bytesWanted() {
+	} else if pw.w.partialsWanted() {
 		pw.sendPartialLocked()
 	}
 	return b
 }
 
-// bytesWanted says whether a caller waits for writer-wide bytes, which the
-// partition's partial batch holds. (A caller waiting for this partition's
-// slot needs no such help: the head of the line asks for a slot only when
-// no open batch can take its message, and the ones behind it join the
-// batch it opens.)
-func (pw *partitionWriter) bytesWanted() bool {
-	bytes := pw.w.state().bytes
-	return bytes != nil && bytes.HasWaiters()
+// partialsWanted says whether partial batches should be sent now: a caller
+// waits for writer-wide bytes, and no batch holding bytes is on its way
+// back (queued, being sent, or waiting for its Completion), so only sending
+// partial batches can give bytes back. While some are on their way, the
+// partial batches keep filling: sending them early would only make batches
+// smaller. The conditions are checked at every event that can make both
+// true (a caller starts waiting, a batch gives its bytes back, a message
+// lands in a batch), so a caller never waits for BatchTimeout while the
+// broker idles. (A caller waiting for a partition's slot needs no such
+// help: the head of the line asks for a slot only when no open batch can
+// take its message, and the ones behind it join the batch it opens.)
+func (w *Writer) partialsWanted() bool {
+	st := w.state()
+	return st.bytes != nil && st.bytes.HasWaiters() && st.returning.Load() == 0
 }
 
 // sendPartialLocked makes the batch being filled sendable now, as the Java
@@ -438,6 +444,7 @@ func (pw *partitionWriter) closeCurrentLocked() {
 	pw.w.state().stats.batchQueueTime.observeSince(b.opened)
 	pw.closedSeq++
 	b.seq = pw.closedSeq
+	pw.w.state().returning.Add(b.bytes)
 	if pw.sending == nil {
 		pw.sending = b
 		pw.signal()
@@ -683,8 +690,13 @@ func (pw *partitionWriter) release(b *writeBatch) {
 	if b.slot {
 		pw.slots.Release(1)
 	}
-	if bytes := pw.w.state().bytes; bytes != nil {
-		bytes.Release(b.bytes)
+	st := pw.w.state()
+	st.returning.Add(-b.bytes)
+	if st.bytes != nil {
+		st.bytes.Release(b.bytes)
+		if pw.w.partialsWanted() {
+			pw.w.sendPartials()
+		}
 	}
 }
 
@@ -722,7 +734,7 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	pw.mu.Lock()
 	pw.ackedLocked(b.seq)
 	pw.sending = pw.queue.pop()
-	if pw.sending == nil && pw.cur != nil && (pw.cur.lingering || pw.bytesWanted()) {
+	if pw.sending == nil && pw.cur != nil && (pw.cur.lingering || pw.w.partialsWanted()) {
 		pw.closeCurrentLocked() // straight to sending
 	}
 	pw.mu.Unlock()

@@ -96,16 +96,7 @@ type Ticket struct {
 	err        error
 	prev, next *Ticket
 	inQueue    bool
-	// first is set when the ticket started the queue (nobody was waiting
-	// before it). Written under b.mu before Reserve returns, read by the
-	// goroutine that called Reserve.
-	first bool
 }
-
-// StartedQueue reports whether the ticket had to wait and found nobody
-// waiting before it: the moment the Budget went from "enough for everyone"
-// to "someone waits". Only the goroutine that called Reserve may ask.
-func (t *Ticket) StartedQueue() bool { return t.first }
 
 // Granted reports whether the ticket already holds its units, without
 // blocking; a ticket granted on arrival never needs a Wait.
@@ -145,7 +136,6 @@ func (b *Budget) Reserve(n int64) *Ticket {
 		t.granted = true
 		close(t.ready)
 	default:
-		t.first = b.queued == 0
 		b.push(t)
 	}
 	return t
