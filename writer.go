@@ -213,8 +213,9 @@ type Writer struct {
 	// more leaves the excess beyond the bound until those messages are done,
 	// and other callers wait meanwhile. docs/backpressure.md shows why.
 	//
-	// While a caller waits for these bytes, the partial batches that hold
-	// them are sent at once rather than at BatchTimeout.
+	// While a caller waits for these bytes and no batch on its way to the
+	// broker or to Completion will give any back, the partial batches that
+	// hold them are sent at once rather than at BatchTimeout.
 	MaxBufferedBytes int64
 
 	// mu guards closed and writers. It is never held while waiting for
