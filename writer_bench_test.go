@@ -33,6 +33,20 @@ func BenchmarkWriterAsyncMaxBufferedBytes(b *testing.B) {
 	}
 }
 
+// With a Completion function: it runs on a goroutine of its own per
+// partition, and with a bound a batch keeps its space until it returns.
+func BenchmarkWriterAsyncCompletion(b *testing.B) {
+	for _, n := range []int{0, 4} {
+		b.Run(fmt.Sprintf("MaxBufferedBatches=%d", n), func(b *testing.B) {
+			benchmarkWriter(b, &Writer{
+				Async: true, BatchSize: 100, BatchTimeout: time.Millisecond,
+				MaxBufferedBatches: n, RequiredAcks: RequireOne,
+				Completion: func([]Message, error) {},
+			}, 1)
+		})
+	}
+}
+
 // Many goroutines sharing a synchronous writer, the usual way to get
 // batching with sync writes.
 func BenchmarkWriterSyncParallel(b *testing.B) {
