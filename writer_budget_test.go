@@ -594,3 +594,62 @@ func TestWriterWaitingCallersNeverWaitForBatchTimeout(t *testing.T) {
 		})
 	}
 }
+
+// MaxBufferedBatches sampled continuously with a slow Completion, many
+// producers and multi-message batches: a partition never holds more than
+// N+2 batches, those waiting for or in Completion included.
+func TestWriterMaxBufferedBatchesNeverExceededSlowCompletion(t *testing.T) {
+	const n, partitions, writers, perWriter = 2, 3, 6, 200
+	stub := newStubBroker(map[string]int{"t": partitions})
+	stub.produceDelay = 100 * time.Microsecond
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 5, BatchTimeout: time.Millisecond,
+		Async: true, MaxBufferedBatches: n, RequiredAcks: RequireOne,
+		Completion: func([]Message, error) { time.Sleep(300 * time.Microsecond) },
+	}
+	stop := make(chan struct{})
+	var worst atomic.Int64
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() {
+		defer sampler.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for p := 0; p < partitions; p++ {
+				if pw := partitionWriterOf(w, topicPartition{"t", int32(p)}); pw != nil {
+					if _, alive := pw.bufferState(); int64(alive) > worst.Load() {
+						worst.Store(int64(alive))
+					}
+				}
+			}
+			if b := w.Stats().BufferedBatches; b > partitions*(n+2) {
+				t.Errorf("BufferedBatches %d over %d", b, partitions*(n+2))
+			}
+			runtime.Gosched()
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < writers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perWriter; i++ {
+				if err := w.WriteMessages(context.Background(), Message{Value: []byte(strconv.Itoa(i))}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, w.Close())
+	close(stop)
+	sampler.Wait()
+	require.LessOrEqual(t, worst.Load(), int64(n+2), "batches alive in one partition")
+	require.Equal(t, writers*perWriter, stub.totalRecords())
+	t.Logf("at most %d batches alive in a partition (bound %d)", worst.Load(), n+2)
+}

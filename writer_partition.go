@@ -678,18 +678,22 @@ func (b *writeBatch) finish() {
 	close(b.done)
 }
 
-// release gives a finished batch's budget back, gauges first, so that they
-// never show less than what the budgets hold.
+// release gives back the budget of a batch whose Completion returned,
+// gauges first, so that they never show less than what the budgets hold.
 func (pw *partitionWriter) release(b *writeBatch) {
 	s := pw.w.state().stats
 	s.bufferedBytes.Add(-b.bytes)
 	s.bufferedBatches.Add(-1)
-	if pw.w.Completion != nil {
-		pw.completing.Add(-1)
-	}
+	pw.completing.Add(-1)
 	if b.slot {
 		pw.slots.Release(1)
 	}
+	pw.releaseBytes(b)
+}
+
+// releaseBytes gives b's bytes back to the writer-wide budget, and sends
+// partial batches if a caller waits for bytes that only they hold.
+func (pw *partitionWriter) releaseBytes(b *writeBatch) {
 	st := pw.w.state()
 	st.returning.Add(-b.bytes)
 	if st.bytes != nil {
@@ -724,14 +728,23 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	completion := w.Completion
 	if completion == nil {
 		// Nothing else holds the batch: its space is free before anyone
-		// (a synchronous caller, Flush) hears about the outcome.
-		pw.release(b)
+		// (a synchronous caller, Flush) hears about the outcome. The
+		// gauges drop first, so that they never show less than is held.
+		s.bufferedBytes.Add(-b.bytes)
+		s.bufferedBatches.Add(-1)
+	}
+	// Refilling the sending place in the same step as the slot changes
+	// hands (given back, or kept by the batch now waiting for Completion)
+	// keeps the partition's batches within N+2 at every instant, and
+	// "queue not empty implies a batch is being sent" true at all times.
+	pw.mu.Lock()
+	if completion == nil {
+		if b.slot {
+			pw.slots.Release(1)
+		}
 	} else {
 		pw.completing.Add(1)
 	}
-	// Refilling the sending place in the same step keeps "queue not empty
-	// implies a batch is being sent" true at all times.
-	pw.mu.Lock()
 	pw.ackedLocked(b.seq)
 	pw.sending = pw.queue.pop()
 	if pw.sending == nil && pw.cur != nil && (pw.cur.lingering || pw.w.partialsWanted()) {
@@ -742,6 +755,7 @@ func (pw *partitionWriter) send(b *writeBatch) {
 	if completion != nil {
 		pw.completions.put(b)
 	} else {
+		pw.releaseBytes(b)
 		b.finish()
 	}
 }
