@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,9 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Tests of the buffer bounds with a slow or re-entrant Completion, of the
-// partial batches sent while callers wait for space, and of the smaller
-// defects around the bounds (docs/backpressure.md, questions 5 and 8).
+// The buffer bounds with a slow, stuck or re-entrant Completion, and Flush
+// from Completion (docs/backpressure.md, question 8).
 
 // gate blocks Completion calls until opened.
 type gate struct {
@@ -37,28 +33,6 @@ func (g *gate) wait() {
 }
 
 func (g *gate) open() { g.once.Do(func() { close(g.ch) }) }
-
-// paddedMessages returns messages whose values are "i" padded with spaces
-// to size bytes, so that their order can be checked.
-func paddedMessages(key string, from, to, size int) []Message {
-	msgs := make([]Message, 0, to-from)
-	for i := from; i < to; i++ {
-		v := []byte(strconv.Itoa(i))
-		for len(v) < size {
-			v = append(v, ' ')
-		}
-		msgs = append(msgs, Message{Key: []byte(key), Value: v})
-	}
-	return msgs
-}
-
-func assertPaddedInOrder(t *testing.T, recs []stubRecord, from, to int) {
-	t.Helper()
-	require.Len(t, recs, to-from)
-	for i, r := range recs {
-		require.Equal(t, strconv.Itoa(from+i), strings.TrimRight(r.value, " "), "record %d: order broken or duplicate", i)
-	}
-}
 
 // With Completion stuck, the batches whose Completion has not returned
 // keep their budget: the producer stops at the bound, and the gauges show
@@ -292,67 +266,6 @@ func TestWriterOverdraftOnlyForCompletion(t *testing.T) {
 	}
 }
 
-// While a caller waits for bytes, the partial batches holding them are sent
-// at once instead of at BatchTimeout: 80 messages of 1 KiB through a
-// 16 KiB budget over 8 partitions go through in rounds of one broker round
-// trip. BatchTimeout is an hour: before, each round waited for it, and the
-// deadline below fails the test.
-func TestWriterWaitingCallerSendsPartialBatches(t *testing.T) {
-	stub := newStubBroker(map[string]int{"t": 8})
-	w := &Writer{
-		Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
-		BatchTimeout: time.Hour, MaxBufferedBytes: 16 << 10, RequiredAcks: RequireOne,
-	}
-	defer shutdown(w, stub)
-	msgs := paddedMessages("k", 0, 80, 1000)
-	size := int64(msgs[0].totalSize())
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for i := range msgs {
-		require.NoError(t, w.WriteMessages(ctx, msgs[i]), "message %d", i)
-	}
-	// All but what fits in the budget went out without Flush or timeout.
-	sent := stub.totalRecords()
-	require.GreaterOrEqual(t, int64(sent), int64(len(msgs))-(16<<10)/size)
-	require.NoError(t, w.Flush(ctx))
-	total := 0
-	for p := 0; p < 8; p++ {
-		recs := stub.records(topicPartition{"t", int32(p)})
-		total += len(recs)
-		for i := 1; i < len(recs); i++ {
-			a, _ := strconv.Atoi(strings.TrimRight(recs[i-1].value, " "))
-			b, _ := strconv.Atoi(strings.TrimRight(recs[i].value, " "))
-			require.Less(t, a, b, "partition %d out of order", p)
-		}
-	}
-	require.Equal(t, len(msgs), total)
-	s := w.Stats()
-	t.Logf("%d produce requests for %d messages, %d waits for space", s.Writes, len(msgs), s.BufferWaits)
-}
-
-// The same with the default BatchTimeout (1 s). Before, the 80 calls took
-// about 4 s, one BatchTimeout per round; the time is logged, not asserted
-// (the machine may be loaded), and the round count is bounded by a budget
-// that must run out for the test to mean anything.
-func TestWriterWaitingCallerDefaultBatchTimeout(t *testing.T) {
-	stub := newStubBroker(map[string]int{"t": 8})
-	w := &Writer{
-		Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
-		MaxBufferedBytes: 16 << 10, RequiredAcks: RequireOne,
-	}
-	defer shutdown(w, stub)
-	start := time.Now()
-	for _, m := range paddedMessages("k", 0, 80, 1000) {
-		require.NoError(t, w.WriteMessages(context.Background(), m))
-	}
-	elapsed := time.Since(start)
-	s := w.Stats()
-	require.Positive(t, s.BufferWaits, "the budget never ran out: the test tests nothing")
-	require.NoError(t, w.Flush(context.Background()))
-	require.Equal(t, 80, stub.totalRecords())
-	t.Logf("80 calls in %v, longest batch wait %v, %d produce requests", elapsed, s.BatchTime.Max, s.Writes)
-}
-
 // Flush called from Completion returns: it waits for acknowledgement, not
 // for Completion calls (one of which is its caller).
 func TestWriterFlushFromCompletion(t *testing.T) {
@@ -390,211 +303,6 @@ func TestWriterFlushFromCompletion(t *testing.T) {
 			require.NoError(t, w.WriteMessages(context.Background(), seqMessages("first", 0, 1)...))
 			require.NoError(t, w.Flush(context.Background()))
 			require.NoError(t, <-flushed)
-		})
-	}
-}
-
-// MaxBufferedBatches may be as large as an int goes: no overflow, no
-// panic, and nothing allocated for it until batches exist. A negative value
-// is an error, not a panic.
-func TestWriterMaxBufferedBatchesLargeValues(t *testing.T) {
-	for _, n := range []int{math.MaxInt, math.MaxInt - 1, 1 << 24} {
-		t.Run(strconv.Itoa(n), func(t *testing.T) {
-			stub := newStubBroker(map[string]int{"t": 1})
-			w := &Writer{
-				Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
-				MaxBufferedBatches: n, RequiredAcks: RequireOne,
-			}
-			defer shutdown(w, stub)
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			require.NoError(t, w.WriteMessages(context.Background(), seqMessages("p0", 0, 10)...))
-			runtime.ReadMemStats(&after)
-			// 1<<24 slots as a channel were 128 MiB.
-			require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated by the first write")
-			require.NoError(t, w.Flush(context.Background()))
-			assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, 10)
-			assert.Equal(t, int64(n), w.Stats().MaxBufferedBatches)
-		})
-	}
-	for _, w := range []*Writer{{MaxBufferedBatches: -1}, {MaxBufferedBytes: -5}, {MaxBufferedBatches: math.MinInt}} {
-		stub := newStubBroker(map[string]int{"t": 1})
-		w.Addr, w.Topic, w.Transport = TCP("stub"), "t", stub
-		err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 1)...)
-		require.Error(t, err)
-		require.Contains(t, err.Error(), "must be 0 (no bound) or positive")
-		require.Zero(t, stub.totalRecords())
-		w.Close()
-	}
-}
-
-// hugeMessage returns a message whose size, as the Writer accounts it, is
-// exactly want bytes (want > 2 GiB), made of headers that share one 1 MiB
-// slice: it costs 1 MiB whatever its size. The size is computed here, by
-// the formula of messageFixedSize, not by the code under test.
-func hugeMessage(t *testing.T, want int64) Message {
-	shared := make([]byte, 1<<20)
-	varint := func(n int64) int64 { return int64(zigzagVarintSize(n)) }
-	header := func(n int64) int64 { return varint(0) + varint(n) + n } // empty key
-	perHeader := header(1 << 20)
-	k := (want - 64) / perHeader
-	m := Message{Headers: make([]Header, k+1)}
-	for i := int64(0); i < k; i++ {
-		m.Headers[i].Value = shared
-	}
-	base := int64(messageFixedSize) + varint(k+1) + k*perHeader
-	for r := (want - base) - 4; r <= want-base; r++ {
-		if r >= 0 && r <= 1<<20 && base+header(r) == want {
-			m.Headers[k].Value = shared[:r]
-			return m
-		}
-	}
-	t.Fatalf("cannot build a message of %d bytes", want)
-	return m
-}
-
-// A message larger than 2 GiB (headers sharing one slice) keeps its real
-// size: it is too large for the default limits, and with limits above it
-// the gauges count all of it. Before, the int32 size wrapped to 100 bytes.
-func TestWriterMessageOver2GiB(t *testing.T) {
-	const size = 1<<32 + 100 // wraps to 100 as an int32
-	m := hugeMessage(t, size)
-	require.Equal(t, int64(size), int64(m.totalSize()))
-
-	stub := newStubBroker(map[string]int{"t": 1})
-	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub, RequiredAcks: RequireOne, MaxBufferedBytes: 1 << 20}
-	defer shutdown(w, stub)
-	err := w.WriteMessages(context.Background(), Message{Value: []byte("ok")}, m)
-	var tooLarge MessageTooLargeError
-	require.ErrorAs(t, err, &tooLarge)
-	require.Zero(t, stub.totalRecords())
-
-	stub2 := newStubBroker(map[string]int{"t": 1})
-	stub2.block()
-	w2 := &Writer{
-		Addr: TCP("stub"), Topic: "t", Transport: stub2, Async: true, RequiredAcks: RequireOne,
-		BatchBytes: 8 << 30, MaxBufferedBytes: 8 << 30, BatchTimeout: time.Hour,
-	}
-	defer shutdown(w2, stub2)
-	require.NoError(t, w2.WriteMessages(context.Background(), m))
-	require.Equal(t, int64(size), w2.Stats().BufferedBytes)
-	require.Equal(t, int64(size), w2.state().bytes.Used())
-}
-
-// A queue that never empties reuses its ring instead of growing for ever.
-func TestBatchQueueRingDoesNotGrow(t *testing.T) {
-	var q batchQueue
-	b := &writeBatch{}
-	q.push(b)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := 0; i < 200_000; i++ {
-		q.push(b)
-		if q.pop() != b {
-			t.Fatal("pop returned another batch")
-		}
-	}
-	runtime.ReadMemStats(&after)
-	require.Equal(t, 1, q.len())
-	// The historical queue appended 1.6 MB of pointers here.
-	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<10))
-}
-
-// The ring keeps FIFO order across wrap-arounds and growth.
-func TestBatchQueueRingOrder(t *testing.T) {
-	var q batchQueue
-	batches := make([]*writeBatch, 100)
-	for i := range batches {
-		batches[i] = &writeBatch{bytes: int64(i)}
-	}
-	next, want := 0, 0
-	for round := 1; round < 12; round++ {
-		for i := 0; i < round*3 && next < len(batches); i++ {
-			q.push(batches[next])
-			next++
-		}
-		for i := 0; i < round*2 && q.len() > 0; i++ {
-			require.Equal(t, int64(want), q.pop().bytes)
-			want++
-		}
-	}
-	for q.len() > 0 {
-		require.Equal(t, int64(want), q.pop().bytes)
-		want++
-	}
-	require.Nil(t, q.pop())
-	require.Equal(t, next, want)
-}
-
-// errors.Is(err, ErrNotAccepted) holds for a refusal, as the example and
-// users write it, and errors.Is(err, <reason>) too.
-func TestNotAcceptedErrorIs(t *testing.T) {
-	stub := newStubBroker(map[string]int{"t": 1})
-	stub.block()
-	w := &Writer{
-		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
-		MaxBufferedBatches: 1, RequiredAcks: RequireOne,
-	}
-	require.NoError(t, w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...))
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	err := w.WriteMessages(ctx, seqMessages("p0", 3, 5)...)
-	require.ErrorIs(t, err, ErrNotAccepted)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.NotErrorIs(t, err, context.Canceled)
-	var werr WriteErrors
-	require.ErrorAs(t, err, &werr)
-	require.Len(t, werr, 2)
-	require.ErrorIs(t, werr[0], ErrNotAccepted)
-
-	shutdown(w, stub)
-	err = w.WriteMessages(context.Background(), seqMessages("p0", 0, 1)...)
-	require.ErrorIs(t, err, io.ErrClosedPipe)
-	require.NotErrorIs(t, err, ErrNotAccepted, "a closed writer's plain error is not a NotAcceptedError")
-	require.NotErrorIs(t, &NotAcceptedError{Err: context.Canceled}, io.EOF)
-}
-
-// The liveness argument behind sending partial batches: with many callers
-// queued for a budget of a few messages, spread over many partitions, and a
-// BatchTimeout that never fires, every message still gets through (a
-// partial batch is sent whenever nothing else would give bytes back).
-func TestWriterWaitingCallersNeverWaitForBatchTimeout(t *testing.T) {
-	for _, c := range []struct {
-		name       string
-		completion bool
-	}{{"no Completion", false}, {"slow Completion", true}} {
-		t.Run(c.name, func(t *testing.T) {
-			stub := newStubBroker(map[string]int{"t": 8})
-			stub.produceDelay = 100 * time.Microsecond
-			w := &Writer{
-				Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
-				BatchTimeout: time.Hour, MaxBufferedBytes: 4 << 10, RequiredAcks: RequireOne,
-			}
-			if c.completion {
-				w.Completion = func([]Message, error) { time.Sleep(200 * time.Microsecond) }
-			}
-			defer shutdown(w, stub)
-			const producers, each = 16, 40
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			var wg sync.WaitGroup
-			for p := 0; p < producers; p++ {
-				wg.Add(1)
-				go func(p int) {
-					defer wg.Done()
-					for _, m := range paddedMessages("k"+strconv.Itoa(p), 0, each, 1000) {
-						if err := w.WriteMessages(ctx, m); err != nil {
-							t.Errorf("producer %d: %v", p, err)
-							return
-						}
-					}
-				}(p)
-			}
-			wg.Wait()
-			require.NoError(t, w.Flush(ctx))
-			require.Equal(t, producers*each, stub.totalRecords())
 		})
 	}
 }
