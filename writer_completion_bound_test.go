@@ -365,3 +365,26 @@ func TestWriterMaxBufferedBatchesNeverExceededSlowCompletion(t *testing.T) {
 	require.Equal(t, writers*perWriter, stub.totalRecords())
 	t.Logf("at most %d batches alive in a partition (bound %d)", worst.Load(), n+2)
 }
+
+// Without a bound, Completion also runs on a goroutine of its own per
+// partition: Close waits for the calls, and every goroutine exits.
+func TestWriterUnboundedCompletionGoroutinesReleased(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	stub := newStubBroker(map[string]int{"t": 8})
+	var completed atomic.Int64
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 5, BatchTimeout: time.Hour,
+		Async: true, RequiredAcks: RequireOne,
+		Completion: func(msgs []Message, err error) {
+			time.Sleep(time.Millisecond)
+			completed.Add(int64(len(msgs)))
+		},
+	}
+	for i := 0; i < 200; i++ {
+		require.NoError(t, w.WriteMessages(context.Background(), seqMessages("x", i, i+1)...))
+	}
+	require.NoError(t, w.Close())
+	require.Equal(t, int64(200), completed.Load(), "Close returned before every Completion call")
+	require.Equal(t, 200, stub.totalRecords())
+	checkNoGoroutineLeak(t, baseline)
+}
