@@ -162,7 +162,7 @@ type addMode int
 const (
 	addNoWait    addMode = iota // return errWouldBlock
 	addWait                     // wait in line
-	addOverdraft                // take the space beyond the bounds (see addOverdraft)
+	addOverdraft                // take the space beyond the bounds (see addOverdraftLocked)
 )
 
 // add accepts m into the partition: it takes the message's bytes from the
@@ -401,10 +401,9 @@ func (w *Writer) partialsWanted() bool {
 	return st.bytes != nil && st.bytes.HasWaiters() && st.returning.Load() == 0
 }
 
-// sendPartialLocked makes the batch being filled sendable now, as the Java
-// client does while anyone waits for buffer memory: it holds budget that
-// only its sending gives back, and waiting for BatchTimeout would leave the
-// broker idle while callers wait. When the sending loop is busy, the batch
+// sendPartialLocked makes the batch being filled sendable now (see
+// partialsWanted): it holds budget that only its sending gives back, and
+// waiting for BatchTimeout would leave the broker idle while callers wait. When the sending loop is busy, the batch
 // stays open (lingering) and leaves as soon as the loop is free, which is
 // no later than it could have left closed, and fuller.
 func (pw *partitionWriter) sendPartialLocked() {
@@ -563,9 +562,8 @@ func (pw *partitionWriter) run() {
 }
 
 // complete runs the Completion calls, in batch order, beside the sending
-// loop. Its goroutine is registered as a completer so
-// that WriteMessages calls made from Completion are recognized (see
-// addOverdraftLocked).
+// loop. Its goroutine is registered as a completer so that WriteMessages
+// calls made from Completion are recognized (see addOverdraftLocked).
 func (pw *partitionWriter) complete() {
 	defer pw.w.inflight.Done()
 	st := pw.w.state()
