@@ -418,11 +418,6 @@ func backoff(attempt int, min time.Duration, max time.Duration) time.Duration {
 	return d
 }
 
-// canonicalAddress is s as host:port, with the default port when s has none.
-func canonicalAddress(s string) string {
-	return net.JoinHostPort(splitHostPort(s))
-}
-
 // splitHostPort never fails: a bare host name is what users most often
 // type, so it is read as a broker on Kafka's well-known port.
 func splitHostPort(s string) (host string, port string) {

@@ -389,9 +389,3 @@ func (p *connPool) shutdown(err error) {
 	}
 }
 
-// numConns is the number of open connections (for tests).
-func (p *connPool) numConns() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.conns)
-}

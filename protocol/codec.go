@@ -90,11 +90,12 @@ func isRecordsType(t reflect.Type) bool {
 	return p.Implements(writerToType) && p.Implements(readerFromType)
 }
 
+// codecKey names a cached struct codec. A struct is never nullable on the
+// wire, so nullability is not part of the key.
 type codecKey struct {
 	t        reflect.Type
 	version  int16
 	flexible bool
-	nullable bool
 	strict   bool
 }
 
