@@ -388,4 +388,3 @@ func (p *connPool) shutdown(err error) {
 		c.close(err)
 	}
 }
-
