@@ -178,13 +178,24 @@ type Writer struct {
 	// (context done, Writer closed) returns an error wrapping the reason;
 	// the messages it could not buffer were not written and never will be,
 	// the others are delivered as usual; see NotAcceptedError.
+	//
+	// Both bounds count a batch until the brokers acknowledge it. With
+	// RequiredAcks at RequireNone (its zero value) the broker sends no
+	// answer, so a batch is done, and its space free, as soon as its
+	// request is written to the connection: the bounds still cap what the
+	// Writer holds, but they do not slow the producer down to what the
+	// brokers have stored, and a batch a broker loses is not reported. Set
+	// RequireOne or RequireAll for the bounds to follow the brokers.
 	MaxBufferedBatches int
 
 	// MaxBufferedBytes bounds the bytes of the messages (as measured for
 	// BatchBytes) that the whole Writer holds at once, from the moment
 	// WriteMessages accepts them until their batch is acknowledged or fails,
 	// across all partitions. Zero (the default) means no bound. A single
-	// message larger than the bound is rejected with MessageTooLargeError.
+	// message larger than the bound fails the call with an error whose text
+	// names MaxBufferedBytes and which wraps a MessageTooLargeError (find it
+	// with errors.As; a message over BatchBytes gets the bare
+	// MessageTooLargeError, as before).
 	// Waiting, context and Close behave as for MaxBufferedBatches; with both
 	// set, both bounds hold.
 	MaxBufferedBytes int64
@@ -423,15 +434,15 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	}
 	st := w.state()
 
-	limit := w.batchBytes()
-	if st.bytes != nil && st.bytes.Limit() < limit {
-		limit = st.bytes.Limit()
-	}
 	for i := range msgs {
-		if int64(msgs[i].totalSize()) > limit {
-			// As in earlier versions, the whole call fails: the program is
-			// expected to drop the message and retry with Remaining.
-			return messageTooLarge(msgs, i)
+		// As in earlier versions, the whole call fails: the program is
+		// expected to drop the message and retry with Remaining.
+		size := int64(msgs[i].totalSize())
+		if size > w.batchBytes() {
+			return messageTooLarge(msgs, i) // as upstream, bare
+		}
+		if st.bytes != nil && size > st.bytes.Limit() {
+			return &bufferLimitError{index: i, size: size, limit: st.bytes.Limit(), err: messageTooLarge(msgs, i)}
 		}
 	}
 
