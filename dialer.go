@@ -352,7 +352,9 @@ func (c *Conn) saslAuthenticate(handshakeVersion int16, data []byte) ([]byte, er
 func saslError(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return fmt.Errorf("%w: the broker closed the connection (%v)", SASLAuthenticationFailed, err)
+		// The network error stays wrapped (as io.ErrUnexpectedEOF, never a
+		// bare io.EOF), so that callers can tell a lost connection.
+		return fmt.Errorf("%w: the broker closed the connection: %w", SASLAuthenticationFailed, dontExpectEOF(err))
 	}
 	return err
 }
