@@ -87,8 +87,13 @@ type Stats struct {
 	// (CloseAfter and ResetAfter whose answer arrived). For a Produce,
 	// each is a batch that may be in the log twice once retried.
 	Dropped int
-	// DroppedByKey is Dropped by API key.
-	DroppedByKey map[int16]int
+	// Unanswered counts, by API key, the requests that reached the broker
+	// and whose answer the client never got because the proxy closed the
+	// connection (the dropped answers, and those of requests still
+	// waiting on a connection when it was closed). It bounds how many
+	// requests the broker may have acted on while the client saw a
+	// failure: for a Produce, each may put its batch twice in the log.
+	Unanswered map[int16]int
 }
 
 // Proxy routes a client's connections. The zero value is not usable; call
@@ -113,7 +118,7 @@ func New() (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Proxy{ln: ln, conns: map[*conn]struct{}{}, stats: Stats{DroppedByKey: map[int16]int{}}}, nil
+	return &Proxy{ln: ln, conns: map[*conn]struct{}{}, stats: Stats{Unanswered: map[int16]int{}}}, nil
 }
 
 // SetRule makes r decide the fate of every request read from now on; nil
@@ -137,9 +142,9 @@ func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.stats
-	s.DroppedByKey = make(map[int16]int, len(p.stats.DroppedByKey))
-	for k, v := range p.stats.DroppedByKey {
-		s.DroppedByKey[k] = v
+	s.Unanswered = make(map[int16]int, len(p.stats.Unanswered))
+	for k, v := range p.stats.Unanswered {
+		s.Unanswered[k] = v
 	}
 	return s
 }
@@ -180,7 +185,7 @@ func (p *Proxy) Dial(ctx context.Context, network, address string) (net.Conn, er
 	}
 	p.nconn++
 	p.stats.Dials++
-	c := &conn{p: p, num: p.nconn, addr: address, client: server.(*net.TCPConn), broker: up, doomed: map[int32]doom{}, done: make(chan struct{})}
+	c := &conn{p: p, num: p.nconn, addr: address, client: server.(*net.TCPConn), broker: up, doomed: map[int32]doom{}, waiting: map[int32]int16{}, done: make(chan struct{})}
 	p.conns[c] = struct{}{}
 	p.wg.Add(2)
 	p.mu.Unlock()
@@ -252,8 +257,10 @@ type conn struct {
 	client *net.TCPConn // the proxy's end of the client's connection
 	broker net.Conn
 
-	mu     sync.Mutex
-	doomed map[int32]doom // by correlation ID
+	mu      sync.Mutex
+	doomed  map[int32]doom  // by correlation ID
+	waiting map[int32]int16 // forwarded, not answered: API key by correlation ID
+	killed  bool
 
 	once sync.Once
 	done chan struct{}
@@ -274,8 +281,16 @@ func (c *conn) kill(reset bool) {
 		c.client.Close()
 		c.broker.Close()
 		close(c.done)
+		c.mu.Lock()
+		c.killed = true
+		waiting := c.waiting
+		c.waiting = nil
+		c.mu.Unlock()
 		c.p.mu.Lock()
 		delete(c.p.conns, c)
+		for _, key := range waiting {
+			c.p.stats.Unanswered[key]++
+		}
 		c.p.mu.Unlock()
 	})
 }
@@ -311,11 +326,22 @@ func (c *conn) requests() {
 		case CloseBefore, ResetBefore:
 			c.kill(action == ResetBefore)
 			return
-		case CloseAfter, ResetAfter:
-			c.mu.Lock()
-			c.doomed[req.ID] = doom{action, req.ApiKey}
-			c.mu.Unlock()
 		}
+		c.mu.Lock()
+		if c.killed {
+			c.mu.Unlock()
+			return
+		}
+		if action == CloseAfter || action == ResetAfter {
+			c.doomed[req.ID] = doom{action, req.ApiKey}
+		}
+		if req.ApiKey >= 0 {
+			// Counted as unanswered if the connection dies before the
+			// answer is through. Raw SASL tokens (no header) cannot be
+			// matched with their answers and are left out.
+			c.waiting[req.ID] = req.ApiKey
+		}
+		c.mu.Unlock()
 		if _, err := c.broker.Write(frame); err != nil {
 			return
 		}
@@ -337,11 +363,16 @@ func (c *conn) answers() {
 			c.mu.Lock()
 			d, ok := c.doomed[id]
 			delete(c.doomed, id)
+			if !ok {
+				// Delivered below. If that write fails the client never
+				// reads it, but then the client's side is gone too and
+				// the failure is the client's own.
+				delete(c.waiting, id)
+			}
 			c.mu.Unlock()
 			if ok {
 				c.p.mu.Lock()
 				c.p.stats.Dropped++
-				c.p.stats.DroppedByKey[d.key]++
 				c.p.mu.Unlock()
 				c.kill(d.action == ResetAfter)
 				return

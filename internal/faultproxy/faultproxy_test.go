@@ -165,6 +165,7 @@ func TestBefore(t *testing.T) {
 			s := p.Stats()
 			require.Equal(t, 1, s.Fired[tc.action])
 			require.Zero(t, s.Dropped)
+			require.Empty(t, s.Unanswered)
 		})
 	}
 }
@@ -200,7 +201,7 @@ func TestAfter(t *testing.T) {
 			s := p.Stats()
 			require.Equal(t, 1, s.Fired[tc.action])
 			require.Equal(t, 1, s.Dropped)
-			require.Equal(t, map[int16]int{7: 1}, s.DroppedByKey)
+			require.Equal(t, map[int16]int{7: 1}, s.Unanswered)
 		})
 	}
 }
