@@ -144,7 +144,11 @@ func (l *ledger) written(t *testing.T, w *kafka.Writer, msgs []kafka.Message, er
 			l.set(id, unknownOutcome)
 		}
 	default:
-		t.Fatalf("WriteMessages: unexpected error %v", err)
+		// Errorf, not Fatalf: this runs on the producers' goroutines.
+		t.Errorf("WriteMessages: unexpected error %v", err)
+		for _, id := range ids {
+			l.set(id, failed)
+		}
 	}
 }
 
@@ -239,13 +243,26 @@ func (v verdict) String() string {
 	return fmt.Sprintf("%d records, %d duplicates in %d runs", v.records, v.dupRecords, v.dupRuns)
 }
 
-// check compares the log with the ledger. maxDupRuns bounds the runs of
-// duplicated records: each lost answer to an appended produce request
-// may put one batch (a contiguous run) in the log a second time.
+// check compares the log with the ledger and fails t for each problem.
 func check(t *testing.T, l *ledger, logs map[int32][]logRecord, maxDupRuns int) verdict {
 	t.Helper()
+	v, problems := findProblems(l, logs, maxDupRuns)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	return v
+}
+
+// findProblems compares the log with the ledger. maxDupRuns bounds the
+// runs of duplicated records: each lost answer to an appended produce
+// request may put one batch (a contiguous run) in the log a second time.
+func findProblems(l *ledger, logs map[int32][]logRecord, maxDupRuns int) (verdict, []string) {
 	var v verdict
+	var problems []string
+	fail := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	seen := map[msgID]bool{}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for p, recs := range logs {
 		last := map[int]int{} // producer -> last new sequence number
 		prevDup := false
@@ -262,29 +279,24 @@ func check(t *testing.T, l *ledger, logs map[int32][]logRecord, maxDupRuns int) 
 			prevDup = false
 			seen[r.id] = true
 			if prev, ok := last[r.id.producer]; ok && r.id.seq <= prev {
-				t.Errorf("partition %d offset %d: producer %d message %d after %d (order broken)", p, r.offset, r.id.producer, r.id.seq, prev)
+				fail("partition %d offset %d: producer %d message %d after %d (order broken)", p, r.offset, r.id.producer, r.id.seq, prev)
 			}
 			last[r.id.producer] = r.id.seq
-			l.mu.Lock()
-			o, known := l.outcomes[r.id]
-			l.mu.Unlock()
-			switch {
+			switch o, known := l.outcomes[r.id]; {
 			case !known:
-				t.Errorf("partition %d offset %d: message %v was never written", p, r.offset, r.id)
+				fail("partition %d offset %d: message %v was never written", p, r.offset, r.id)
 			case o == refused:
-				t.Errorf("partition %d offset %d: message %v is in the log, but the Writer refused it (ErrNotAccepted)", p, r.offset, r.id)
+				fail("partition %d offset %d: message %v is in the log, but the Writer refused it (ErrNotAccepted)", p, r.offset, r.id)
 			}
 		}
 	}
-	l.mu.Lock()
 	for id, o := range l.outcomes {
 		if (o == delivered || o == unknownOutcome) && !seen[id] {
-			t.Errorf("message %v accepted (outcome %d) and not in the log", id, o)
+			fail("message %v accepted (outcome %d) and not in the log", id, o)
 		}
 	}
-	l.mu.Unlock()
 	if v.dupRuns > maxDupRuns {
-		t.Errorf("%d runs of duplicates (%d records), but only %d produce answers were lost", v.dupRuns, v.dupRecords, maxDupRuns)
+		fail("%d runs of duplicates (%d records), but only %d produce answers were lost", v.dupRuns, v.dupRecords, maxDupRuns)
 	}
-	return v
+	return v, problems
 }

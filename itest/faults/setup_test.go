@@ -116,16 +116,22 @@ func newWriter(addrs []string, topic string, p *faultproxy.Proxy, m mode, l *led
 	return w
 }
 
-// produceKeys writes n messages of producer in calls of 1 to 4 messages,
-// each keyed by the producer so that they share a partition and their
-// order there can be checked. timeouts, when not nil, gives each call a
-// random deadline now and then (the ledger then records refusals).
+// produceKeys writes messages 0..n-1 of producer; see produceRange.
 func produceKeys(t *testing.T, w *kafka.Writer, l *ledger, producer, n int, rng *rand.Rand, timeouts bool) {
+	produceRange(t, w, l, producer, 0, n, rng, timeouts)
+}
+
+// produceRange writes messages from..to-1 of producer in calls of 1 to 4
+// messages, each keyed by the producer so that they share a partition and
+// their order there can be checked. With timeouts, one call in 8 gets a
+// deadline of 0 to 20 ms (the ledger then records refusals and unknown
+// outcomes). It may run on any goroutine.
+func produceRange(t *testing.T, w *kafka.Writer, l *ledger, producer, from, to int, rng *rand.Rand, timeouts bool) {
 	key := []byte{byte('a' + producer%26), byte(producer)}
-	for seq := 0; seq < n; {
+	for seq := from; seq < to; {
 		k := 1 + rng.Intn(4)
 		msgs := make([]kafka.Message, 0, k)
-		for ; len(msgs) < k && seq < n; seq++ {
+		for ; len(msgs) < k && seq < to; seq++ {
 			msgs = append(msgs, kafka.Message{Key: key, Value: newValue(producer, seq)})
 		}
 		ctx, cancel := context.Background(), context.CancelFunc(func() {})
