@@ -74,7 +74,9 @@ type Request struct {
 
 // Rule decides what happens to a request. It is called from the
 // connection's goroutine, one request at a time per connection, and from
-// several connections at once.
+// several connections at once. It may block: the request (and those after
+// it on the same connection) then reaches the broker that much later,
+// which makes a slow broker.
 type Rule func(Request) Action
 
 // Stats counts what the proxy did.
