@@ -261,3 +261,24 @@ func TestConnConnectionLost(t *testing.T) {
 		})
 	}
 }
+
+// SaslHandshake v0 sends the tokens raw; a broker that hangs up after the
+// token (how such brokers refuse a login) gives both errors, and never a
+// bare io.EOF: upstream's Dialer says SASLAuthenticationFailed, its
+// Transport io.ErrUnexpectedEOF.
+func TestTransportSASLRawTokenConnectionClosed(t *testing.T) {
+	fc := tpNewFakeCluster(t, 1)
+	tpPlainV0Auth(fc.brokers[0], "u", "p")
+	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "wrong"}, MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	_, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
+	require.ErrorIs(t, err, SASLAuthenticationFailed)
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.NotErrorIs(t, err, io.EOF)
+
+	d := &Dialer{Timeout: 10 * time.Second, SASLMechanism: plain.Mechanism{Username: "u", Password: "wrong"}}
+	_, err = d.DialContext(testContext(t), "tcp", fc.addr().String())
+	require.ErrorIs(t, err, SASLAuthenticationFailed)
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.NotErrorIs(t, err, io.EOF)
+}
