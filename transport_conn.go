@@ -618,10 +618,10 @@ func (c *brokerConn) readResponses(br *bufio.Reader) error {
 		hdr, err := br.Peek(8)
 		if err != nil {
 			// Even at a frame boundary the end of the stream is
-			// unexpected: the broker never closes a connection that is
-			// in good standing, and every request waiting on it (or
-			// sent to it later, which sees this error as c.err) is lost
-			// with it. io.ErrUnexpectedEOF is what callers retry on.
+			// unexpected for the requests waiting on it, and for any
+			// sent on the connection later (they get c.err): as in
+			// upstream, they all see io.ErrUnexpectedEOF, which callers
+			// retry on, never a bare io.EOF.
 			return noEOF(err)
 		}
 		size := int32(binary.BigEndian.Uint32(hdr[:4]))
