@@ -26,6 +26,10 @@ func TestFindProblems(t *testing.T) {
 		{"duplicate allowed", []logRecord{rec(0, 0), rec(0, 1), rec(0, 0), rec(0, 1)}, 1, "", 1},
 		{"duplicate not allowed", []logRecord{rec(0, 0), rec(0, 1), rec(0, 1)}, 0, "runs of duplicates", 1},
 		{"two runs", []logRecord{rec(0, 0), rec(0, 0), rec(0, 1), rec(0, 1)}, 1, "runs of duplicates", 2},
+		{"resent twice", []logRecord{rec(0, 0), rec(0, 1), rec(0, 0), rec(0, 1), rec(0, 0), rec(0, 1), rec(1, 0)}, 2, "", 1},
+		{"resent late", []logRecord{rec(0, 0), rec(1, 0), rec(0, 0)}, 1, "do not repeat the batch", 1},
+		{"resent in part", []logRecord{rec(0, 0), rec(0, 1), rec(0, 1), rec(1, 0)}, 1, "", 1},
+		{"resent in part, then more", []logRecord{rec(0, 0), rec(0, 1), rec(0, 0), rec(1, 0)}, 1, "do not repeat the batch", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, problems := findProblems(ledgerOf(ok), map[int32][]logRecord{0: tc.log}, tc.dups)

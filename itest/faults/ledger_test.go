@@ -264,19 +264,53 @@ func findProblems(l *ledger, logs map[int32][]logRecord, maxDupRuns int) (verdic
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for p, recs := range logs {
-		last := map[int]int{} // producer -> last new sequence number
-		prevDup := false
-		for _, r := range recs {
+		last := map[int]int{}       // producer -> last new sequence number
+		firstPos := map[msgID]int{} // position of each message's first copy
+		runStart := -1              // start of the current run of duplicates
+		// endRun checks the run recs[runStart:end]: a resent batch comes
+		// right after its first copy, so the new messages from the first
+		// copy of the run's earliest message up to the run must be the
+		// run's messages (a b a b, or a a a), nothing else (not a b a).
+		endRun := func(end int) {
+			if runStart < 0 {
+				return
+			}
+			run := map[msgID]bool{}
+			from := runStart
+			for _, r := range recs[runStart:end] {
+				run[r.id] = true
+				from = min(from, firstPos[r.id])
+			}
+			between := map[msgID]bool{}
+			for _, r := range recs[from:runStart] {
+				if firstPos[r.id] >= from {
+					between[r.id] = true
+				}
+			}
+			if len(between) != len(run) {
+				fail("partition %d offsets %d-%d: duplicates that do not repeat the batch right before them", p, recs[runStart].offset, recs[end-1].offset)
+			} else {
+				for id := range run {
+					if !between[id] {
+						fail("partition %d offsets %d-%d: duplicates that do not repeat the batch right before them", p, recs[runStart].offset, recs[end-1].offset)
+						break
+					}
+				}
+			}
+			runStart = -1
+		}
+		for i, r := range recs {
 			v.records++
 			if seen[r.id] {
 				v.dupRecords++
-				if !prevDup {
+				if runStart < 0 {
 					v.dupRuns++
+					runStart = i
 				}
-				prevDup = true
 				continue
 			}
-			prevDup = false
+			endRun(i)
+			firstPos[r.id] = i
 			seen[r.id] = true
 			if prev, ok := last[r.id.producer]; ok && r.id.seq <= prev {
 				fail("partition %d offset %d: producer %d message %d after %d (order broken)", p, r.offset, r.id.producer, r.id.seq, prev)
@@ -289,6 +323,7 @@ func findProblems(l *ledger, logs map[int32][]logRecord, maxDupRuns int) (verdic
 				fail("partition %d offset %d: message %v is in the log, but the Writer refused it (ErrNotAccepted)", p, r.offset, r.id)
 			}
 		}
+		endRun(len(recs))
 	}
 	for id, o := range l.outcomes {
 		if (o == delivered || o == unknownOutcome) && !seen[id] {
