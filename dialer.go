@@ -390,7 +390,9 @@ func (d *Dialer) dialContext(ctx context.Context, network string, address string
 	tc := tls.Client(nc, config)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		nc.Close()
-		return nil, err
+		// A server that hangs up on our hello gives io.EOF; it is a lost
+		// connection like any other, so it is reported as one.
+		return nil, dontExpectEOF(err)
 	}
 	return tc, nil
 }

@@ -120,7 +120,9 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, network, addre
 		}
 		tc := tls.Client(nc, conf)
 		if err := tc.HandshakeContext(ctx); err != nil {
-			return nil, fmt.Errorf("kafka: TLS handshake with %s: %w", address, err)
+			// A hang-up during the handshake is a lost connection:
+			// io.ErrUnexpectedEOF, like any other, never io.EOF.
+			return nil, fmt.Errorf("kafka: TLS handshake with %s: %w", address, noEOF(err))
 		}
 		nc = tc
 	}

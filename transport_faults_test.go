@@ -2,8 +2,10 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -279,6 +281,35 @@ func TestTransportSASLRawTokenConnectionClosed(t *testing.T) {
 	d := &Dialer{Timeout: 10 * time.Second, SASLMechanism: plain.Mechanism{Username: "u", Password: "wrong"}}
 	_, err = d.DialContext(testContext(t), "tcp", fc.addr().String())
 	require.ErrorIs(t, err, SASLAuthenticationFailed)
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.NotErrorIs(t, err, io.EOF)
+}
+
+// A server that hangs up during the TLS handshake: the Transport and the
+// Dialer report a lost connection (io.ErrUnexpectedEOF), which the Writer
+// retries, not the io.EOF the TLS package returns.
+func TestTLSHandshakeConnectionClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			nc.Close()
+		}
+	}()
+	conf := &tls.Config{InsecureSkipVerify: true}
+	tr := &Transport{TLS: conf, MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	_, err = tr.RoundTrip(testContext(t), TCP(ln.Addr().String()), tpProduceRequest(0, -1))
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	require.NotErrorIs(t, err, io.EOF)
+
+	d := &Dialer{Timeout: 10 * time.Second, TLS: conf}
+	_, err = d.DialContext(testContext(t), "tcp", ln.Addr().String())
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	require.NotErrorIs(t, err, io.EOF)
 }
