@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -312,4 +313,41 @@ func TestTLSHandshakeConnectionClosed(t *testing.T) {
 	_, err = d.DialContext(testContext(t), "tcp", ln.Addr().String())
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	require.NotErrorIs(t, err, io.EOF)
+}
+
+// The Writer over a connection lost before or after the broker appended
+// the batch: it dials again and sends the batch again, and the write
+// succeeds; after the append, the broker has it twice, as with upstream.
+func TestWriterRetriesLostConnection(t *testing.T) {
+	for _, action := range []faultproxy.Action{faultproxy.CloseBefore, faultproxy.ResetBefore, faultproxy.CloseAfter, faultproxy.ResetAfter} {
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/async=%v", action, async), func(t *testing.T) {
+				fc := tpNewFakeCluster(t, 1)
+				fc.setHandler(func(r *tpFakeRequest) {
+					if r.Msg.ApiKey() == protocol.Produce {
+						tpProduceReply(r, 0)
+					}
+				})
+				p := newFaultProxy(t)
+				p.SetRule(onKey(protocol.Produce, 1, action))
+				tr := tpNewTransport(t)
+				tr.Dial = p.Dial
+				done := make(chan error, 1)
+				w := &Writer{
+					Addr: fc.addr(), Topic: "t", Transport: tr, Async: async, RequiredAcks: RequireAll,
+					BatchTimeout: time.Millisecond, WriteBackoffMin: time.Millisecond, MaxBufferedBatches: 1,
+					Completion: func(_ []Message, err error) { done <- err },
+				}
+				require.NoError(t, w.WriteMessages(testContext(t), Message{Value: []byte("v")}))
+				require.NoError(t, <-done)
+				require.NoError(t, w.Close())
+				want := 1
+				if action == faultproxy.CloseAfter || action == faultproxy.ResetAfter {
+					want = 2
+				}
+				require.Equal(t, want, fc.count(protocol.Produce, 0))
+				require.Equal(t, int64(1), w.Stats().Retries)
+			})
+		}
+	}
 }
