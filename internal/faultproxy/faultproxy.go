@@ -277,12 +277,8 @@ type doom struct {
 // kill closes both sides; with reset the client gets a RST.
 func (c *conn) kill(reset bool) {
 	c.once.Do(func() {
-		if reset {
-			c.client.SetLinger(0)
-		}
-		c.client.Close()
-		c.broker.Close()
-		close(c.done)
+		// Count first: once the client sees the connection end, Stats
+		// must already tell what was lost with it.
 		c.mu.Lock()
 		c.killed = true
 		waiting := c.waiting
@@ -294,6 +290,12 @@ func (c *conn) kill(reset bool) {
 			c.p.stats.Unanswered[key]++
 		}
 		c.p.mu.Unlock()
+		if reset {
+			c.client.SetLinger(0)
+		}
+		c.client.Close()
+		c.broker.Close()
+		close(c.done)
 	})
 }
 
