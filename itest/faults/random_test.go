@@ -103,7 +103,9 @@ func randomRound(rng *rand.Rand) roundConfig {
 // in random modes of the Writer, for a bounded time. The seed is logged;
 // KAFKA_FAULT_SEED replays it (the faults hit the same requests as far as
 // the goroutines' interleaving allows) and KAFKA_FAULT_DURATION changes
-// the time spent.
+// the time spent. Round N's configuration depends only on the seed, so
+// KAFKA_FAULT_SEED=S go test -run 'TestWriterRandomFaults/roundN$' runs it
+// alone (the other rounds are skipped at once).
 func TestWriterRandomFaults(t *testing.T) {
 	seed := time.Now().UnixNano()
 	if s := os.Getenv(envSeed); s != "" {
@@ -131,7 +133,7 @@ func TestWriterRandomFaults(t *testing.T) {
 			runRandomRound(t, cfg)
 		})
 		if !ok {
-			t.Logf("round %d failed; replay with %s=%d", round, envSeed, seed)
+			t.Logf("round %d failed; replay with %s=%d go test -run 'TestWriterRandomFaults/round%d$'", round, envSeed, seed, round)
 			return
 		}
 	}
