@@ -547,6 +547,7 @@ func (pw *partitionWriter) send(b *writeBatch) {
 		w.Completion(b.msgs, err)
 		b.finish()
 	default:
+		pw.reportDropped(b, err)
 		b.finish()
 	}
 }
