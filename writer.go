@@ -206,9 +206,15 @@ type Writer struct {
 	// unknown (MaxAttempts used up, or an *IdempotenceError) may or may not
 	// be in the log, as without this option, but is never in it twice.
 	//
+	// When the broker refuses a batch's numbers (OUT_OF_ORDER_SEQUENCE_NUMBER,
+	// UNKNOWN_PRODUCER_ID), the Writer bumps the producer epoch and the
+	// partition starts its numbers over, as the Java client does; the batch
+	// is sent again unless an earlier attempt of it may have been appended,
+	// in which case it fails with an *IdempotenceError.
+	//
 	// RequiredAcks must be RequireAll: WriteMessages fails otherwise. The
-	// option costs one InitProducerId request per Writer and nothing per
-	// message beyond 14 header bytes per batch that every batch has anyway.
+	// option costs one InitProducerId request per Writer and no byte on the
+	// wire (every batch header has room for the producer ID and sequence).
 	Idempotent bool
 
 	// mu guards closed and writers. It is never held while waiting for
