@@ -30,6 +30,7 @@ type idemBroker struct {
 	initErrs   []error // transport errors for the next InitProducerId calls
 	initCalls  int
 	nextPID    int64
+	initEpoch  int16 // epoch of the sessions handed out
 	issued     []idemSession
 	dupCode    bool // answer DUPLICATE_SEQUENCE_NUMBER for a duplicate (brokers before 1.0 did)
 	strictNew  bool // refuse a nonzero first sequence of an unknown producer (brokers before 2.5)
@@ -131,7 +132,7 @@ func (s *idemBroker) initProducerID(r *initproducerid.Request) (Response, error)
 		s.initCodes = s.initCodes[1:]
 		return &initproducerid.Response{ErrorCode: code, ProducerID: -1, ProducerEpoch: -1}, nil
 	}
-	sess := idemSession{id: s.nextPID, epoch: 0}
+	sess := idemSession{id: s.nextPID, epoch: s.initEpoch}
 	s.nextPID++
 	s.issued = append(s.issued, sess)
 	return &initproducerid.Response{ProducerID: sess.id, ProducerEpoch: sess.epoch}, nil

@@ -366,6 +366,31 @@ func TestIdempotentWriterRequiresAcksAll(t *testing.T) {
 	w.Close()
 }
 
+// An epoch that cannot grow any more is not bumped: the Writer gets a new
+// producer ID instead.
+func TestIdempotentWriterEpochExhaustedGetsNewProducerID(t *testing.T) {
+	b := newIdemBroker(map[string]int{"t": 1})
+	b.initEpoch = math.MaxInt16
+	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
+		if call == 2 {
+			return idemFault{code: int16(OutOfOrderSequenceNumber)}
+		}
+		return idemFault{}
+	}
+	w := newIdemWriter(b)
+	defer w.Close()
+	ctx := context.Background()
+	require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "a", 2)...))
+	require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "b", 3)...))
+	calls, issued := b.inits()
+	require.Equal(t, 2, calls)
+	sent := b.sentTo(tp0)
+	require.Len(t, sent, 3)
+	assert.Equal(t, issued[1].id, sent[2].producerID)
+	assert.Equal(t, []seqOf{{math.MaxInt16, 0, 2}, {math.MaxInt16, 2, 3}, {math.MaxInt16, 0, 3}}, stamps(sent))
+	assert.Equal(t, append(values("a", 2), values("b", 3)...), b.logOf(tp0))
+}
+
 func TestNextSequenceWraps(t *testing.T) {
 	require.Equal(t, int32(5), nextSequence(2, 3))
 	require.Equal(t, int32(0), nextSequence(math.MaxInt32, 1))
