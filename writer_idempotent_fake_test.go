@@ -52,6 +52,7 @@ type idemBroker struct {
 // idemFault is what happens to one produce request.
 type idemFault struct {
 	code      int16 // answered without appending (when nonzero)
+	lateCode  int16 // appended as usual, then answered with this code (REQUEST_TIMED_OUT, ...)
 	lose      bool  // the request never reaches the broker: a transport error
 	loseReply bool  // appended as usual, then the answer is lost
 }
@@ -213,6 +214,9 @@ func (s *idemBroker) produce(r *produceAPI.Request) (Response, error) {
 	if f.loseReply {
 		s.sent[tp] = append(s.sent[tp], sb)
 		return nil, io.ErrUnexpectedEOF
+	}
+	if f.lateCode != 0 && code == 0 {
+		code, base = f.lateCode, -1
 	}
 	sb.code = code
 	s.sent[tp] = append(s.sent[tp], sb)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand"
 	"strings"
 	"sync"
 	"testing"
@@ -502,4 +503,91 @@ func TestIdempotentWriterGivesUpThenContinues(t *testing.T) {
 	require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "c", 1)...))
 	assert.Equal(t, []seqOf{{0, 0, 1}, {0, 1, 2}, {0, 1, 2}, {0, 3, 1}}, stamps(b.sentTo(tp0)))
 	assert.Equal(t, append(append(values("a", 1), values("b", 2)...), values("c", 1)...), b.logOf(tp0))
+}
+
+// A seeded random mix of faults, with few attempts so that batches also
+// fail with an unknown outcome and the broker then refuses the next
+// sequences: whatever happens, no message is in the log twice, every
+// message reported written is in it, each partition's log keeps the order
+// of acceptance, and every accepted message is reported once.
+func TestIdempotentWriterRandomFaultsNeverDuplicate(t *testing.T) {
+	for seed := int64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			const parts, perPart = 3, 300
+			rng := rand.New(rand.NewSource(seed))
+			b := newIdemBroker(map[string]int{"t": parts})
+			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
+				switch x := rng.Intn(20); {
+				case x < 2:
+					return idemFault{lose: true}
+				case x < 4:
+					return idemFault{loseReply: true}
+				case x < 5:
+					return idemFault{lateCode: int16(RequestTimedOut)}
+				case x < 6:
+					return idemFault{code: int16(NotLeaderForPartition)}
+				case x < 7 && seed%2 == 0:
+					return idemFault{code: int16(OutOfOrderSequenceNumber)}
+				}
+				return idemFault{}
+			}
+			var mu sync.Mutex
+			reports := map[string]error{}
+			w := newIdemWriter(b)
+			w.Async = true
+			w.BatchSize = 1 + rng.Intn(10)
+			w.MaxAttempts = 3
+			if seed%3 == 0 {
+				w.MaxBufferedBatches, w.MaxBufferedBytes = 1, 512
+			}
+			w.Completion = func(msgs []Message, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, m := range msgs {
+					if _, dup := reports[string(m.Value)]; dup {
+						t.Errorf("%s reported twice", m.Value)
+					}
+					reports[string(m.Value)] = err
+				}
+			}
+			var wg sync.WaitGroup
+			for p := 0; p < parts; p++ {
+				wg.Add(1)
+				go func(p int) {
+					defer wg.Done()
+					for i := 0; i < perPart; i++ {
+						m := Message{Key: []byte{byte('0' + p)}, Value: []byte(fmt.Sprintf("p%d-%04d", p, i))}
+						if err := w.WriteMessages(context.Background(), m); err != nil {
+							t.Errorf("write: %v", err)
+							return
+						}
+					}
+				}(p)
+			}
+			wg.Wait()
+			require.NoError(t, w.Close())
+
+			require.Len(t, reports, parts*perPart, "every accepted message reported")
+			inLog := map[string]bool{}
+			written, failed := 0, 0
+			for p := 0; p < parts; p++ {
+				prev := ""
+				for _, v := range b.logOf(topicPartition{"t", int32(p)}) {
+					require.False(t, inLog[v], "%s is in the log twice", v)
+					inLog[v] = true
+					require.Less(t, prev, v, "partition %d out of order", p)
+					prev = v
+				}
+			}
+			for v, err := range reports {
+				if err == nil {
+					written++
+					require.True(t, inLog[v], "%s reported written but not in the log", v)
+				} else {
+					failed++
+				}
+			}
+			t.Logf("written %d, failed %d (of which in the log: %d)", written, failed, len(inLog)-written)
+		})
+	}
 }
