@@ -3,10 +3,12 @@ package writer_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math/rand"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -203,12 +205,17 @@ func logOf(t *testing.T, addrs []string, topic string, atLeast int) map[int32][]
 			count++
 		})
 	}
-	// Duplicates come on top of the messages written: drain the rest.
-	extra, cancelExtra := context.WithTimeout(context.Background(), time.Second)
-	defer cancelExtra()
-	cl.PollFetches(extra).EachRecord(func(r *kgo.Record) {
-		out[r.Partition] = append(out[r.Partition], int(binary.BigEndian.Uint64(r.Value)))
-	})
+	// Duplicates come on top of the messages written: drain the rest,
+	// until a second passes without a record.
+	for more := true; more; {
+		extra, cancelExtra := context.WithTimeout(context.Background(), time.Second)
+		more = false
+		cl.PollFetches(extra).EachRecord(func(r *kgo.Record) {
+			out[r.Partition] = append(out[r.Partition], int(binary.BigEndian.Uint64(r.Value)))
+			more = true
+		})
+		cancelExtra()
+	}
 	return out
 }
 
@@ -310,5 +317,88 @@ func TestIdempotentWriterFaults(t *testing.T) {
 				t.Fatalf("a request cut before the broker read it was appended %d times", dups)
 			}
 		})
+	}
+}
+
+// Batches that fail for good after their requests were cut (two attempts)
+// leave gaps in the sequence; the broker refuses the next batch as out of
+// order, and the Writer bumps the epoch and sends it again from sequence 0.
+// On the embedded cluster, which validates epochs and sequences as Kafka
+// does: the refusals happen, the Writer recovers, nothing is in the log
+// twice, every message reported written is there, and each partition keeps
+// the order of acceptance.
+func TestIdempotentWriterEpochBumpOnCluster(t *testing.T) {
+	addrs, c := clustertest.Start(t)
+	topic := clustertest.Topic(t)
+	kgocheck.Metadata(t, addrs, topic)
+
+	plan := &faultPlan{rng: rand.New(rand.NewSource(7)), action: cutRequest, rate: 0.3, cluster: c, topic: topic}
+	var refusals atomic.Int64
+	var mu sync.Mutex
+	written := map[int]bool{}
+	failed := 0
+	w := &kafka.Writer{
+		Addr:            kafka.TCP(addrs...),
+		Topic:           topic,
+		Transport:       &kafka.Transport{Dial: plan.dial},
+		Async:           true,
+		Idempotent:      true,
+		RequiredAcks:    kafka.RequireAll,
+		BatchSize:       10,
+		BatchTimeout:    2 * time.Millisecond,
+		MaxAttempts:     2,
+		WriteBackoffMin: time.Millisecond,
+		WriteBackoffMax: 5 * time.Millisecond,
+		ErrorLogger: kafka.LoggerFunc(func(format string, args ...interface{}) {
+			if strings.Contains(fmt.Sprintf(format, args...), "Out Of Order Sequence Number") {
+				refusals.Add(1)
+			}
+		}),
+		Completion: func(msgs []kafka.Message, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed += len(msgs)
+				return
+			}
+			for _, m := range msgs {
+				written[int(binary.BigEndian.Uint64(m.Value))] = true
+			}
+		},
+	}
+	const total = 1500
+	for i := 0; i < total; i++ {
+		v := make([]byte, 16)
+		binary.BigEndian.PutUint64(v, uint64(i))
+		if err := w.WriteMessages(context.Background(), kafka.Message{Value: v}); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(written)+failed != total {
+		t.Fatalf("%d written + %d failed, want %d reported", len(written), failed, total)
+	}
+	if refusals.Load() == 0 || failed == 0 {
+		t.Fatalf("no out-of-order refusal (%d) or no failed batch (%d messages): the case was not exercised", refusals.Load(), failed)
+	}
+	log := logOf(t, addrs, topic, len(written))
+	dups, _, disorder := audit(log, total)
+	inLog := map[int]bool{}
+	for _, seqs := range log {
+		for _, s := range seqs {
+			inLog[s] = true
+		}
+	}
+	for s := range written {
+		if !inLog[s] {
+			t.Fatalf("message %d reported written, not in the log", s)
+		}
+	}
+	t.Logf("%d written, %d failed, %d out-of-order refusals, %d retries; log: %d messages, %d duplicates, %d out of order",
+		len(written), failed, refusals.Load(), w.Stats().Retries, len(inLog), dups, disorder)
+	if dups != 0 || disorder != 0 {
+		t.Fatalf("%d duplicates, %d out of order", dups, disorder)
 	}
 }
