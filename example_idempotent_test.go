@@ -33,6 +33,8 @@ func ExampleWriter_idempotent() {
 		// unknown: it may or may not be in the log (never twice).
 		log.Printf("outcome unknown: %v", refused)
 	default:
-		log.Printf("not written: %v", err)
+		// Failed; after a timeout or lost connections the batch may
+		// still be in the log, as without the option, but only once.
+		log.Printf("write failed: %v", err)
 	}
 }
