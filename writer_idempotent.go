@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"syscall"
 
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/initproducerid"
@@ -231,7 +232,7 @@ func (ip *idemPartition) settle(res *produceResult, err error) error {
 	}
 	ip.attempted = false
 	if res == nil {
-		if err != nil && !errors.Is(err, protocol.ErrNoLeader) {
+		if err != nil && !neverSent(err) {
 			// The request may have reached the broker.
 			ip.maybeAppended = true
 		}
@@ -292,6 +293,13 @@ func (ip *idemPartition) finish(b *writeBatch, err error) {
 		ip.next = ip.stamp.seq
 	}
 	ip.batch, ip.maybeAppended, ip.attempted = nil, false, false
+}
+
+// neverSent says whether err proves that the request did not leave: no
+// leader to send it to, or no connection to send it on. Any other failure
+// may have come after the broker read the request.
+func neverSent(err error) bool {
+	return errors.Is(err, protocol.ErrNoLeader) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // rejectedBeforeAppend says whether the broker answers code only for a

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/initproducerid"
@@ -54,6 +55,7 @@ type idemFault struct {
 	code      int16 // answered without appending (when nonzero)
 	lateCode  int16 // appended as usual, then answered with this code (REQUEST_TIMED_OUT, ...)
 	lose      bool  // the request never reaches the broker: a transport error
+	refuse    bool  // no connection: the dial is refused
 	loseReply bool  // appended as usual, then the answer is lost
 }
 
@@ -202,6 +204,9 @@ func (s *idemBroker) produce(r *produceAPI.Request) (Response, error) {
 	var f idemFault
 	if s.fault != nil {
 		f = s.fault(s.calls, tp, sb)
+	}
+	if f.refuse {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	}
 	if f.lose {
 		s.sent[tp] = append(s.sent[tp], sb)

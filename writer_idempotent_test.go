@@ -257,6 +257,32 @@ func TestIdempotentWriterRefusedAfterUnknownOutcomeFails(t *testing.T) {
 	assert.Equal(t, append(values("a", 2), values("c", 1)...), b.logOf(tp0))
 }
 
+// A refused dial proves the request never left: an attempt that ended so
+// does not count as possibly appended, and the refused batch is sent again
+// under a new epoch rather than failed.
+func TestIdempotentWriterRefusedDialIsNotAnUnknownOutcome(t *testing.T) {
+	b := newIdemBroker(map[string]int{"t": 1})
+	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
+		switch call {
+		case 2:
+			return idemFault{lose: true} // batch b: unknown outcome, not appended
+		case 3:
+			return idemFault{refuse: true} // batch c, attempt 1
+		}
+		return idemFault{} // batch c, attempt 2: out of order (b left a gap)
+	}
+	w := newIdemWriter(b)
+	w.MaxAttempts = 1
+	defer w.Close()
+	ctx := context.Background()
+	require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "a", 2)...))
+	require.Error(t, w.WriteMessages(ctx, msgsFor(0, "b", 3)...))
+	w.MaxAttempts = 3
+	require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "c", 1)...))
+	assert.Equal(t, []seqOf{{0, 0, 2}, {0, 2, 3}, {0, 5, 1}, {1, 0, 1}}, stamps(b.sentTo(tp0)))
+	assert.Equal(t, append(values("a", 2), values("c", 1)...), b.logOf(tp0))
+}
+
 // A fenced or unknown producer session is replaced by a new producer ID
 // (InitProducerId again), and the batch goes again from sequence 0.
 func TestIdempotentWriterNewProducerIDWhenFenced(t *testing.T) {
