@@ -28,8 +28,9 @@ import (
 //     partition's sending loop, so it needs no lock): the session its
 //     sequence numbers belong to, the next sequence, and the stamp of the
 //     batch being sent. The partition writer sends one batch at a time, so
-//     there is never more than one stamped batch per partition whose fate
-//     is open.
+//     a partition has at most one stamped batch in flight, and numbers are
+//     given to a batch when it is first sent (a batch that fails for good
+//     without reaching the log gives them back to the next one).
 //
 // When the broker refuses a sequence (OUT_OF_ORDER_SEQUENCE_NUMBER,
 // UNKNOWN_PRODUCER_ID) the Writer does what the Java client does since
