@@ -617,3 +617,25 @@ func TestIdempotentWriterRandomFaultsNeverDuplicate(t *testing.T) {
 		})
 	}
 }
+
+// Compressed batches carry the producer fields too (they are in the batch
+// header, outside the compressed records), and a retried compressed batch
+// is recognized as a duplicate.
+func TestIdempotentWriterCompressed(t *testing.T) {
+	for _, codec := range []Compression{Gzip, Snappy, Lz4, Zstd} {
+		t.Run(codec.String(), func(t *testing.T) {
+			b := newIdemBroker(map[string]int{"t": 1})
+			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
+				return idemFault{loseReply: call == 2}
+			}
+			w := newIdemWriter(b)
+			w.Compression = codec
+			defer w.Close()
+			ctx := context.Background()
+			require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "a", 4)...))
+			require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "b", 5)...))
+			assert.Equal(t, []seqOf{{0, 0, 4}, {0, 4, 5}, {0, 4, 5}}, stamps(b.sentTo(tp0)))
+			assert.Equal(t, append(values("a", 4), values("b", 5)...), b.logOf(tp0))
+		})
+	}
+}
