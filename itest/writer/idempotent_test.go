@@ -402,3 +402,59 @@ func TestIdempotentWriterEpochBumpOnCluster(t *testing.T) {
 		t.Fatalf("%d duplicates, %d out of order", dups, disorder)
 	}
 }
+
+// The option's cost end to end, on an in-process cluster (whose brokers
+// share the process, so cpu-ns/msg includes their work, sequence checks
+// included): asynchronous one-message calls of 100 bytes, off and on.
+func BenchmarkIdempotentWriterCluster(b *testing.B) {
+	for _, idempotent := range []bool{false, true} {
+		name := "off"
+		if idempotent {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			addrs, _ := clustertest.Start(b)
+			topic := clustertest.Topic(b)
+			kgocheck.Metadata(b, addrs, topic)
+			var done completions
+			w := &kafka.Writer{
+				Addr:         kafka.TCP(addrs...),
+				Topic:        topic,
+				Async:        true,
+				Idempotent:   idempotent,
+				RequiredAcks: kafka.RequireAll,
+				BatchSize:    100,
+				BatchTimeout: time.Millisecond,
+				Completion:   done.record,
+			}
+			msg := kafka.Message{Value: make([]byte, 100)}
+			b.SetBytes(100)
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for i := 0; i < b.N; i++ {
+				if err := w.WriteMessages(context.Background(), msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			cpu := processCPU() - cpu0
+			b.StopTimer()
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/msg")
+			if len(done.errors) != 0 || done.delivered != b.N {
+				b.Fatalf("delivered %d of %d, errors: %v", done.delivered, b.N, done.errors)
+			}
+		})
+	}
+}
+
+// processCPU is the user and system CPU time the process used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
