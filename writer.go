@@ -200,6 +200,34 @@ type Writer struct {
 	// set, both bounds hold.
 	MaxBufferedBytes int64
 
+	// Idempotent makes the brokers drop the copies that retries would
+	// otherwise write. Off by default, so that nothing changes for existing
+	// programs (and clusters that do not grant IDEMPOTENT_WRITE keep
+	// working); the name follows the Java client's enable.idempotence and
+	// the field style of Async.
+	//
+	// With it, the Writer gets a producer ID from the cluster
+	// (InitProducerId, Kafka 0.11+, with the IDEMPOTENT_WRITE permission on
+	// the cluster or WRITE on a topic) and numbers the messages of each
+	// partition; a batch sent again after a lost answer, a closed
+	// connection or a leader change keeps its numbers, and the broker
+	// acknowledges it without appending it twice. Each partition's messages
+	// are then in the log once each, in the order they were accepted, as
+	// long as the Writer reports them written. A batch whose outcome stays
+	// unknown (MaxAttempts used up, or an *IdempotenceError) may or may not
+	// be in the log, as without this option, but is never in it twice.
+	//
+	// When the broker refuses a batch's numbers (OUT_OF_ORDER_SEQUENCE_NUMBER,
+	// UNKNOWN_PRODUCER_ID), the Writer bumps the producer epoch and the
+	// partition starts its numbers over, as the Java client does; the batch
+	// is sent again unless an earlier attempt of it may have been appended,
+	// in which case it fails with an *IdempotenceError.
+	//
+	// RequiredAcks must be RequireAll: WriteMessages fails otherwise. The
+	// option costs one InitProducerId request per Writer and no byte on the
+	// wire (every batch header has room for the producer ID and sequence).
+	Idempotent bool
+
 	// mu guards closed and writers. It is never held while waiting for
 	// buffer space or for the network.
 	mu      sync.Mutex
@@ -214,6 +242,9 @@ type Writer struct {
 
 	once sync.Once
 	st   *writerState
+
+	// idem is the producer session when Idempotent is set.
+	idem idemProducer
 
 	// The balancer used when Balancer is nil.
 	roundRobin RoundRobin
@@ -429,6 +460,9 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 		return io.ErrClosedPipe
 	}
 	defer w.leave()
+	if err := w.checkIdempotent(); err != nil {
+		return err
+	}
 	if len(msgs) == 0 {
 		return nil // after the closed check, as before: a closed writer says so
 	}
