@@ -16,7 +16,7 @@ import (
 )
 
 // The buffer bounds with a slow, stuck or re-entrant Completion, and Flush
-// from Completion (docs/backpressure.md, question 8).
+// from Completion (docs/backpressure.md, question 9).
 
 // gate blocks Completion calls until opened.
 type gate struct {

@@ -80,6 +80,10 @@ type partitionWriter struct {
 	// pending is the line of callers waiting to add a message, in arrival
 	// order; see slotWaiter.
 	pending []*slotWaiter
+
+	// idem is the sequence state of an idempotent Writer (nil otherwise),
+	// used by the sending loop only; see writer_idempotent.go.
+	idem *idemPartition
 }
 
 // flushWaiter is a Flush call waiting for batch number seq to be
@@ -93,6 +97,9 @@ type flushWaiter struct {
 // with w.mu held and w not closed, so the inflight.Add calls are safe.
 func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
 	pw := &partitionWriter{w: w, key: key, wake: make(chan struct{}, 1)}
+	if w.Idempotent {
+		pw.idem = &idemPartition{p: &w.idem}
+	}
 	if n := w.MaxBufferedBatches; n > 0 {
 		pw.slots = writerbuf.New(slotLimit(n))
 	}
@@ -716,6 +723,9 @@ func (pw *partitionWriter) send(b *writeBatch) {
 			m.Topic = pw.key.topic
 			m.Partition = int(pw.key.partition)
 			m.Offset = res.baseOffset + int64(i)
+			if res.baseOffset < 0 {
+				m.Offset = -1 // a duplicate the broker did not place
+			}
 			if m.Time.IsZero() {
 				m.Time = res.logAppendTime
 			}
@@ -754,6 +764,7 @@ func (pw *partitionWriter) send(b *writeBatch) {
 		pw.completions.put(b)
 	} else {
 		pw.releaseBytes(b)
+		pw.reportDropped(b, err)
 		b.finish()
 	}
 }
@@ -790,6 +801,9 @@ func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, er
 			err = res.err
 			s.waitTime.observe(int64(res.throttle))
 		}
+		if pw.idem != nil {
+			err = pw.idem.settle(res, err)
+		}
 		if err == nil {
 			break
 		}
@@ -802,6 +816,7 @@ func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, er
 			w.state().meta.invalidate(key.topic)
 		}
 	}
+	pw.idem.finish(b, err)
 	return res, err
 }
 
@@ -822,6 +837,10 @@ func leadershipChanged(err error) bool {
 func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
 	w := pw.w
 	timeout := w.writeTimeout()
+	records, err := pw.records(b)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 
@@ -836,7 +855,7 @@ func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
 				Partition: pw.key.partition,
 				RecordSet: protocol.RecordSet{
 					Attributes: protocol.Attributes(w.Compression) & 7,
-					Records:    &batchRecords{msgs: b.msgs},
+					Records:    records,
 				},
 			}},
 		}},
