@@ -3,8 +3,8 @@ package rdmock
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"

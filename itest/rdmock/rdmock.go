@@ -27,7 +27,7 @@ import (
 
 // Environment variables read by this package.
 const (
-	EnvBin            = "RDMOCK_BIN"             // a built rdmock program
+	EnvBin            = "RDMOCK_BIN"            // a built rdmock program
 	EnvRequireBrokers = "KAFKA_REQUIRE_BROKERS" // a missing toolchain fails instead of skipping
 )
 
