@@ -83,3 +83,203 @@ func TestWriterCodecs(t *testing.T) {
 		}
 	}
 }
+
+// peakBatches samples the Writer's BufferedBatches gauge until stop is
+// closed and returns its peak.
+func peakBatches(w *kafka.Writer, stop <-chan struct{}) <-chan int64 {
+	res := make(chan int64, 1)
+	go func() {
+		var peak int64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b := w.Stats().BufferedBatches; b > peak {
+				peak = b
+			}
+			select {
+			case <-stop:
+				res <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return res
+}
+
+// MaxBufferedBatches against a slow broker (every answer delayed): an async
+// producer far faster than the brokers never holds more than
+// partitions × (MaxBufferedBatches+2) batches, and still delivers every
+// message in order. The same run without the bound shows that the broker is
+// slow enough for the batches to pile up, so the bound is what held them.
+func TestWriterMaxBufferedBatchesSlowBroker(t *testing.T) {
+	const partitions, n, batch, maxBatches = 3, 600, 10, 1
+	c := rdmock.Start(t, 3)
+	for _, bounded := range []bool{true, false} {
+		name := "unbounded"
+		if bounded {
+			name = "bounded"
+		}
+		t.Run(name, func(t *testing.T) {
+			topic := topicName(t)
+			c.CreateTopic(topic, partitions)
+			c.SetRTT(-1, 0)
+			w := &kafka.Writer{
+				Addr:         kafka.TCP(c.Addrs...),
+				Topic:        topic,
+				Balancer:     keyPartitioner,
+				BatchSize:    batch,
+				BatchTimeout: time.Millisecond,
+				RequiredAcks: kafka.RequireAll,
+				Async:        true,
+				Transport:    newTransport(t),
+			}
+			if bounded {
+				w.MaxBufferedBatches = maxBatches
+			}
+			ctx := ctxFor(t, 120*time.Second)
+			msgs := messages(name, n, partitions)
+			// Learn the partitions before the brokers slow down.
+			if err := w.WriteMessages(ctx, msgs[:partitions]...); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c.SetRTT(-1, 100*time.Millisecond)
+
+			stop := make(chan struct{})
+			peak := peakBatches(w, stop)
+			for i := partitions; i < n; i += batch {
+				if err := w.WriteMessages(ctx, msgs[i:min(i+batch, n)]...); err != nil {
+					t.Fatalf("WriteMessages: %v", err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			close(stop)
+			got := <-peak
+			limit := int64(partitions * (maxBatches + 2))
+			t.Logf("peak of %d buffered batches (bound %d when bounded)", got, limit)
+			if bounded && got > limit {
+				t.Errorf("%d batches buffered, bound is %d", got, limit)
+			}
+			if !bounded && got <= limit {
+				t.Errorf("without a bound only %d batches piled up: the broker is not slow enough for this test to show the bound", got)
+			}
+			c.SetRTT(-1, 0)
+			// Async without Completion: kcat's exact count is what
+			// shows that no batch failed.
+			rdmock.SameRecords(t, "kcat", rdmock.KcatConsume(t, c.Bootstrap(), topic, n), expected(msgs), false)
+		})
+	}
+}
+
+// Partition leaders move between the brokers while a synchronous Writer
+// writes, and the leaders answer NOT_LEADER_OR_FOLLOWER to some produces:
+// every message arrives once, in order, and the queued errors were all
+// answered (so the Writer did go through them).
+func TestWriterLeaderMoves(t *testing.T) {
+	const partitions, n, rounds = 3, 600, 6
+	c := rdmock.Start(t, 3)
+	topic := topicName(t)
+	c.CreateTopic(topic, partitions)
+	for p := 0; p < partitions; p++ {
+		c.SetLeader(topic, p, p+1)
+	}
+	w := &kafka.Writer{
+		Addr:            kafka.TCP(c.Addrs...),
+		Topic:           topic,
+		Balancer:        keyPartitioner,
+		BatchSize:       20,
+		BatchTimeout:    time.Millisecond,
+		RequiredAcks:    kafka.RequireAll,
+		WriteBackoffMin: 10 * time.Millisecond,
+		WriteBackoffMax: 100 * time.Millisecond,
+		Transport:       newTransport(t),
+	}
+	defer w.Close()
+	ctx := ctxFor(t, 120*time.Second)
+	msgs := messages("moves", n, partitions)
+	per := n / rounds
+	for r := 0; r < rounds; r++ {
+		if r > 0 {
+			// Move every leader one broker along, and make the new
+			// leaders refuse their next produce.
+			for p := 0; p < partitions; p++ {
+				b := (p+r)%3 + 1
+				c.SetLeader(topic, p, b)
+			}
+			for b := 1; b <= 3; b++ {
+				c.PushBrokerErrors(b, apiProduce, errNotLeader)
+			}
+		}
+		if err := w.WriteMessages(ctx, msgs[r*per:(r+1)*per]...); err != nil {
+			t.Fatalf("round %d: WriteMessages: %v", r, err)
+		}
+	}
+	for b := 1; b <= 3; b++ {
+		if left := c.BrokerErrorsLeft(b, apiProduce); left != 0 {
+			t.Errorf("broker %d: %d NOT_LEADER_OR_FOLLOWER answers never sent: the writer did not produce there", b, left)
+		}
+	}
+	if st := w.Stats(); st.Retries == 0 {
+		t.Errorf("no retries counted after %d refused produces", 3*(rounds-1))
+	}
+	rdmock.SameRecords(t, "kcat", rdmock.KcatConsume(t, c.Bootstrap(), topic, n), expected(msgs), false)
+	rdmock.SameRecords(t, "kafka-python", rdmock.PythonConsume(t, c.Bootstrap(), topic, n, 30*time.Second), expected(msgs), false)
+}
+
+// The leader of every partition goes down (connections closed, new ones
+// refused, leadership unchanged) between two writes, and comes back while
+// the second write is retrying: the write succeeds once the broker is up,
+// and nothing is lost or duplicated.
+func TestWriterBrokerDownThenUp(t *testing.T) {
+	const partitions, n = 3, 300
+	c := rdmock.Start(t, 3)
+	topic := topicName(t)
+	c.CreateTopic(topic, partitions)
+	for p := 0; p < partitions; p++ {
+		c.SetLeader(topic, p, 2)
+	}
+	w := &kafka.Writer{
+		Addr:            kafka.TCP(c.Addrs[0]), // broker 1 answers metadata
+		Topic:           topic,
+		Balancer:        keyPartitioner,
+		BatchSize:       25,
+		BatchTimeout:    time.Millisecond,
+		RequiredAcks:    kafka.RequireAll,
+		MaxAttempts:     50,
+		WriteBackoffMin: 20 * time.Millisecond,
+		WriteBackoffMax: 200 * time.Millisecond,
+		Transport:       newTransport(t),
+	}
+	defer w.Close()
+	ctx := ctxFor(t, 120*time.Second)
+	msgs := messages("downup", n, partitions)
+	if err := w.WriteMessages(ctx, msgs[:n/2]...); err != nil {
+		t.Fatal(err)
+	}
+	c.Down(2)
+	done := make(chan error, 1)
+	go func() { done <- w.WriteMessages(ctx, msgs[n/2:]...) }()
+	// Let the writer fail against the down broker (Stats counts the
+	// retries since the previous call, so any count above zero is one).
+	deadline := time.Now().Add(30 * time.Second)
+	for w.Stats().Retries == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no retry while the leader was down")
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("write finished while the leader was down: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	c.Up(2)
+	if err := <-done; err != nil {
+		t.Fatalf("write after the broker came back: %v", err)
+	}
+	rdmock.SameRecords(t, "kcat", rdmock.KcatConsume(t, c.Bootstrap(), topic, n), expected(msgs), false)
+}
