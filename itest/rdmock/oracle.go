@@ -233,7 +233,8 @@ func KcatProduce(t testing.TB, bootstrap, topic string, partition int, pairs [][
 	for _, p := range pairs {
 		fmt.Fprintf(&in, "%s=%s\n", p[0], p[1])
 	}
-	args := []string{"-P", "-b", bootstrap, "-t", topic, "-p", fmt.Sprint(partition), "-K", "=", "-q"}
+	// A long linger puts the records in as few batches as possible.
+	args := []string{"-P", "-b", bootstrap, "-t", topic, "-p", fmt.Sprint(partition), "-K", "=", "-q", "-X", "linger.ms=300"}
 	for _, h := range headers {
 		args = append(args, "-H", h.Key+"="+string(h.Value))
 	}
