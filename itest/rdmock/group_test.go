@@ -83,7 +83,7 @@ func isLeaderSyncGroup(p []byte) bool {
 	if len(b) < 4 {
 		return false
 	}
-	b = b[4:] // generation
+	b = b[4:]   // generation
 	if !str() { // member ID
 		return false
 	}
