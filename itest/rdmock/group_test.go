@@ -8,8 +8,11 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	kafka "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/itest/rdmock"
@@ -23,9 +26,33 @@ import (
 // within a millisecond, so the test, not the library, works around the
 // quirk: groupDialer holds back the leader's SyncGroup (the one carrying
 // assignments) so that the followers' arrive first.
-func groupDialer(hold time.Duration) *kafka.Dialer {
+func groupDialer(hold time.Duration) *kafka.Dialer { return newGroupProbe(hold).dialer }
+
+// groupProbe watches a kafka-go member's requests: whether it has sent
+// JoinGroup, and whether it led (sent a SyncGroup with assignments), which
+// it holds back by hold.
+type groupProbe struct {
+	dialer *kafka.Dialer
+	hold   time.Duration
+	joined atomic.Bool
+	led    atomic.Bool
+
+	mu   sync.Mutex
+	subs [][]byte // the subscription (protocol metadata) of each JoinGroup protocol sent
+}
+
+// subscriptions returns the protocol metadata of the JoinGroup requests
+// sent so far.
+func (g *groupProbe) subscriptions() [][]byte {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([][]byte(nil), g.subs...)
+}
+
+func newGroupProbe(hold time.Duration) *groupProbe {
+	g := &groupProbe{hold: hold}
 	d := &net.Dialer{}
-	return &kafka.Dialer{
+	g.dialer = &kafka.Dialer{
 		ClientID: "rdmock-test",
 		Timeout:  10 * time.Second,
 		DialFunc: func(ctx context.Context, network, address string) (net.Conn, error) {
@@ -33,21 +60,61 @@ func groupDialer(hold time.Duration) *kafka.Dialer {
 			if err != nil {
 				return nil, err
 			}
-			return &holdLeaderSync{Conn: nc, hold: hold}, nil
+			return &probeConn{Conn: nc, probe: g}, nil
 		},
 	}
+	return g
 }
 
-type holdLeaderSync struct {
+type probeConn struct {
 	net.Conn
-	hold time.Duration
+	probe *groupProbe
 }
 
-func (c *holdLeaderSync) Write(p []byte) (int, error) {
+func (c *probeConn) Write(p []byte) (int, error) {
+	const joinGroup = 11
+	if len(p) >= 6 && binary.BigEndian.Uint16(p[4:]) == joinGroup {
+		c.probe.joined.Store(true)
+		if subs, ok := joinGroupMetadata(p); ok {
+			c.probe.mu.Lock()
+			c.probe.subs = append(c.probe.subs, subs...)
+			c.probe.mu.Unlock()
+		}
+	}
 	if isLeaderSyncGroup(p) {
-		time.Sleep(c.hold)
+		c.probe.led.Store(true)
+		time.Sleep(c.probe.hold)
 	}
 	return c.Conn.Write(p)
+}
+
+// joinGroupMetadata decodes a JoinGroup request frame with franz-go's kmsg
+// (generated from Kafka's message definitions) and returns the metadata of
+// each protocol it offers.
+func joinGroupMetadata(p []byte) ([][]byte, bool) {
+	if len(p) < 14 {
+		return nil, false
+	}
+	version := int16(binary.BigEndian.Uint16(p[6:]))
+	b := p[12:] // after size, key, version, correlation ID
+	n := int(int16(binary.BigEndian.Uint16(b)))
+	b = b[2+max(n, 0):] // client ID
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.SetVersion(version)
+	if version >= 6 {
+		if len(b) == 0 {
+			return nil, false
+		}
+		b = b[1:] // empty header tags, as kafka-go writes them
+	}
+	if err := req.ReadFrom(b); err != nil {
+		return nil, false
+	}
+	var out [][]byte
+	for _, proto := range req.Protocols {
+		out = append(out, append([]byte(nil), proto.Metadata...))
+	}
+	return out, true
 }
 
 // isLeaderSyncGroup reports whether p starts with a SyncGroup request (v0 to

@@ -308,3 +308,85 @@ func sameHeaders(a, b []Header) bool {
 	}
 	return true
 }
+
+// KcatMember is a kcat process consuming as a member of a consumer group
+// (librdkafka's balanced consumer, range assignor first like kafka-go).
+type KcatMember struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	recs   []Record
+	stderr lockedBuffer
+	done   chan struct{}
+}
+
+// KcatJoin starts kcat as a member of group reading topic from the
+// beginning, with librdkafka's group and protocol debug logs on stderr
+// (Joined and Log look at them). Stop ends it.
+func KcatJoin(t testing.TB, bootstrap, group, topic string) *KcatMember {
+	t.Helper()
+	m := &KcatMember{done: make(chan struct{})}
+	m.cmd = exec.Command(Kcat(t), "-b", bootstrap, "-G", group, "-J", "-u",
+		"-X", "auto.offset.reset=earliest", "-X", "partition.assignment.strategy=range,roundrobin",
+		"-X", "enable.auto.commit=false", "-d", "cgrp,protocol", topic)
+	stdout, err := m.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cmd.Stderr = &m.stderr
+	if err := m.cmd.Start(); err != nil {
+		t.Fatalf("kcat: %v", err)
+	}
+	go func() {
+		defer close(m.done)
+		dec := json.NewDecoder(stdout)
+		for {
+			var k kcatRecord
+			if err := dec.Decode(&k); err != nil {
+				return
+			}
+			r := Record{Partition: k.Partition, Offset: k.Offset}
+			if k.Key != nil {
+				r.Key = []byte(*k.Key)
+			}
+			if k.Payload != nil {
+				r.Value = []byte(*k.Payload)
+			}
+			for i := 0; i+1 < len(k.Headers); i += 2 {
+				r.Headers = append(r.Headers, Header{Key: k.Headers[i], Value: []byte(k.Headers[i+1])})
+			}
+			m.mu.Lock()
+			m.recs = append(m.recs, r)
+			m.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { m.Stop() })
+	return m
+}
+
+// Records returns what kcat has printed so far.
+func (m *KcatMember) Records() []Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Record(nil), m.recs...)
+}
+
+// Log returns kcat's stderr so far.
+func (m *KcatMember) Log() string { return m.stderr.String() }
+
+// Joined reports whether kcat has sent a JoinGroup request.
+func (m *KcatMember) Joined() bool { return strings.Contains(m.Log(), "Sent JoinGroupRequest") }
+
+// Stop ends kcat (SIGTERM: it leaves the group) and waits for it.
+func (m *KcatMember) Stop() {
+	if m.cmd.ProcessState != nil {
+		return
+	}
+	m.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-m.done:
+	case <-time.After(15 * time.Second):
+		m.cmd.Process.Kill()
+		<-m.done
+	}
+	m.cmd.Wait()
+}
