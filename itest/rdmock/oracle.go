@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -378,6 +379,121 @@ func (m *KcatMember) Joined() bool { return strings.Contains(m.Log(), "Sent Join
 
 // Stop ends kcat (SIGTERM: it leaves the group) and waits for it.
 func (m *KcatMember) Stop() {
+	if m.cmd.ProcessState != nil {
+		return
+	}
+	m.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-m.done:
+	case <-time.After(15 * time.Second):
+		m.cmd.Process.Kill()
+		<-m.done
+	}
+	m.cmd.Wait()
+}
+
+// Upstream builds itest/rdmock/upstream, a consumer group member made with
+// upstream kafka-go v0.4.51 (its own module, fetched through the Go module
+// proxy), once per test binary, and returns the program's path.
+func Upstream(t testing.TB) string {
+	t.Helper()
+	upstream.once.Do(func() {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			upstream.err = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "rdmock-upstream-")
+		if err != nil {
+			upstream.err = err
+			return
+		}
+		out := filepath.Join(dir, "upstream")
+		cmd := exec.Command(goBin, "build", "-o", out, ".")
+		cmd.Dir = filepath.Join(filepath.Dir(Source()), "..", "upstream")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			upstream.err = fmt.Errorf("building %s: %v\n%s", cmd.Dir, err, b)
+			return
+		}
+		upstream.path = out
+	})
+	if upstream.err != nil {
+		t.Fatalf("rdmock: %v", upstream.err)
+	}
+	return upstream.path
+}
+
+var upstream struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// UpstreamMember is the upstream kafka-go v0.4.51 program reading as a
+// member of a consumer group.
+type UpstreamMember struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	recs   []Record
+	stderr lockedBuffer
+	done   chan struct{}
+}
+
+type upstreamRecord struct {
+	Partition int         `json:"partition"`
+	Offset    int64       `json:"offset"`
+	Key       []byte      `json:"key"`
+	Value     []byte      `json:"value"`
+	Headers   [][2][]byte `json:"headers"`
+}
+
+// UpstreamJoin starts the upstream program as a member of group reading
+// topic; Stop ends it.
+func UpstreamJoin(t testing.TB, bootstrap, group, topic string) *UpstreamMember {
+	t.Helper()
+	m := &UpstreamMember{done: make(chan struct{})}
+	m.cmd = exec.Command(Upstream(t), "-brokers", bootstrap, "-group", group, "-topic", topic)
+	stdout, err := m.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cmd.Stderr = &m.stderr
+	if err := m.cmd.Start(); err != nil {
+		t.Fatalf("upstream member: %v", err)
+	}
+	go func() {
+		defer close(m.done)
+		dec := json.NewDecoder(stdout)
+		for {
+			var u upstreamRecord
+			if err := dec.Decode(&u); err != nil {
+				return
+			}
+			r := Record{Partition: u.Partition, Offset: u.Offset, Key: u.Key, Value: u.Value}
+			for _, h := range u.Headers {
+				r.Headers = append(r.Headers, Header{Key: string(h[0]), Value: h[1]})
+			}
+			m.mu.Lock()
+			m.recs = append(m.recs, r)
+			m.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { m.Stop() })
+	return m
+}
+
+// Records returns what the member has read so far.
+func (m *UpstreamMember) Records() []Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Record(nil), m.recs...)
+}
+
+// Log returns the member's Reader log so far.
+func (m *UpstreamMember) Log() string { return m.stderr.String() }
+
+// Stop interrupts the member and waits for it.
+func (m *UpstreamMember) Stop() {
 	if m.cmd.ProcessState != nil {
 		return
 	}
