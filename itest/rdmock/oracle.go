@@ -321,14 +321,15 @@ type KcatMember struct {
 }
 
 // KcatJoin starts kcat as a member of group reading topic from the
-// beginning, with librdkafka's group and protocol debug logs on stderr
-// (Joined and Log look at them). Stop ends it.
+// beginning, with librdkafka's consumer group debug log on stderr (see
+// Log: it says whether kcat led, and whether it could parse every member's
+// subscription). Stop ends it.
 func KcatJoin(t testing.TB, bootstrap, group, topic string) *KcatMember {
 	t.Helper()
 	m := &KcatMember{done: make(chan struct{})}
 	m.cmd = exec.Command(Kcat(t), "-b", bootstrap, "-G", group, "-J", "-u",
 		"-X", "auto.offset.reset=earliest", "-X", "partition.assignment.strategy=range,roundrobin",
-		"-X", "enable.auto.commit=false", "-d", "cgrp,protocol", topic)
+		"-X", "enable.auto.commit=false", "-d", "cgrp", topic)
 	stdout, err := m.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -373,9 +374,6 @@ func (m *KcatMember) Records() []Record {
 
 // Log returns kcat's stderr so far.
 func (m *KcatMember) Log() string { return m.stderr.String() }
-
-// Joined reports whether kcat has sent a JoinGroup request.
-func (m *KcatMember) Joined() bool { return strings.Contains(m.Log(), "Sent JoinGroupRequest") }
 
 // Stop ends kcat (SIGTERM: it leaves the group) and waits for it.
 func (m *KcatMember) Stop() {
