@@ -66,15 +66,19 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
         return 0;
 }
 
-static void reply_err(const char *what, const char *arg) {
+/* The reply functions return 0 so that a command can end with
+ * "return reply_...(...)". */
+static int reply_err(const char *what, const char *arg) {
         printf("error %s%s%s\n", what, arg ? ": " : "", arg ? arg : "");
+        return 0;
 }
 
-static void reply_kerr(rd_kafka_resp_err_t err) {
+static int reply_kerr(rd_kafka_resp_err_t err) {
         if (err)
                 printf("error %s\n", rd_kafka_err2str(err));
         else
                 printf("ok\n");
+        return 0;
 }
 
 static int create_topic(const char *name, long parts, long replicas) {
@@ -88,8 +92,9 @@ static int create_topic(const char *name, long parts, long replicas) {
         return 0;
 }
 
-/* run executes one command; argv[0] is its name. */
-static void run(int argc, char **argv) {
+/* run executes one command; argv[0] is its name. It answers exactly one
+ * line. */
+static int run(int argc, char **argv) {
         const char *cmd = argv[0];
         long a, b, c;
 
@@ -227,6 +232,7 @@ static void run(int argc, char **argv) {
         } else {
                 reply_err("unknown command", cmd);
         }
+        return 0;
 }
 
 static void usage(void) {
