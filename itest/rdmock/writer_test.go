@@ -1,6 +1,8 @@
 package rdmock_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -282,4 +284,65 @@ func TestWriterBrokerDownThenUp(t *testing.T) {
 		t.Fatalf("write after the broker came back: %v", err)
 	}
 	rdmock.SameRecords(t, "kcat", rdmock.KcatConsume(t, c.Bootstrap(), topic, n), expected(msgs), false)
+}
+
+// A partition whose leader keeps refusing produces past MaxAttempts: the
+// synchronous write reports the broker's error for those messages (none is
+// silently dropped or half-written: kcat finds none of them), and the
+// Writer writes the next messages once the leader accepts again.
+func TestWriterReportsExhaustedRetries(t *testing.T) {
+	const attempts = 3
+	c := rdmock.Start(t, 3)
+	topic := topicName(t)
+	c.CreateTopic(topic, 1)
+	c.SetLeader(topic, 0, 2)
+	w := &kafka.Writer{
+		Addr:            kafka.TCP(c.Addrs...),
+		Topic:           topic,
+		Balancer:        keyPartitioner,
+		BatchTimeout:    time.Millisecond,
+		RequiredAcks:    kafka.RequireAll,
+		MaxAttempts:     attempts,
+		WriteBackoffMin: 5 * time.Millisecond,
+		WriteBackoffMax: 20 * time.Millisecond,
+		Transport:       newTransport(t),
+	}
+	defer w.Close()
+	ctx := ctxFor(t, 60*time.Second)
+	msgs := messages("exhausted", 20, 1)
+
+	codes := make([]int, attempts)
+	for i := range codes {
+		codes[i] = errNotLeader
+	}
+	c.PushBrokerErrors(2, apiProduce, codes...)
+	err := w.WriteMessages(ctx, msgs[:10]...)
+	var werrs kafka.WriteErrors
+	if !errors.As(err, &werrs) || werrs.Count() != 10 || !errors.Is(werrs[0], kafka.NotLeaderForPartition) {
+		t.Fatalf("write refused %d times: %v, want NOT_LEADER_OR_FOLLOWER for all 10 messages", attempts, err)
+	}
+	if left := c.BrokerErrorsLeft(2, apiProduce); left != 0 {
+		t.Fatalf("%d refusals left: the writer made fewer than %d attempts", left, attempts)
+	}
+
+	if err := w.WriteMessages(ctx, msgs[10:]...); err != nil {
+		t.Fatalf("write after the refusals: %v", err)
+	}
+	want := expected(msgs[10:])
+	for i := range want {
+		want[i].Offset = int64(i)
+	}
+	rdmock.SameRecords(t, "kcat", rdmock.KcatConsume(t, c.Bootstrap(), topic, 10), want, true)
+	if _, last, err := lastOffset(ctx, c, topic); err != nil || last != 10 {
+		t.Errorf("partition end %d, %v; want 10 (nothing of the refused write)", last, err)
+	}
+}
+
+func lastOffset(ctx context.Context, c *rdmock.Cluster, topic string) (int64, int64, error) {
+	conn, err := kafka.DialLeader(ctx, "tcp", c.Addrs[0], topic, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	return conn.ReadOffsets()
 }
