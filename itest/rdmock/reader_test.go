@@ -161,3 +161,32 @@ func TestReaderEndOfLogAndLag(t *testing.T) {
 		t.Errorf("Offset: %d, want %d", got, n+more)
 	}
 }
+
+// A partition Reader follows its partition's leader: records written by
+// kafka-python before and after the leader moves to another broker (and
+// the old leader goes down) are all read, once, in order.
+func TestReaderFollowsLeaderMove(t *testing.T) {
+	const n = 40
+	c := rdmock.Start(t, 3)
+	topic := topicName(t)
+	c.CreateTopic(topic, 1)
+	c.SetLeader(topic, 0, 2)
+	recs := make([]rdmock.Record, n)
+	for i := range recs {
+		recs[i] = rdmock.Record{Key: []byte("k-0-" + strconv.Itoa(i)), Value: []byte("moving-" + strconv.Itoa(i)),
+			Headers: []rdmock.Header{{Key: "i", Value: []byte(strconv.Itoa(i))}}}
+	}
+	written := rdmock.PythonProduce(t, c.Bootstrap(), topic, recs[:n/2])
+
+	ctx := ctxFor(t, 60*time.Second)
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.Addrs[:1], Topic: topic, Partition: 0, MaxWait: 100 * time.Millisecond,
+		ReadBackoffMin: 10 * time.Millisecond, ReadBackoffMax: 100 * time.Millisecond})
+	defer r.Close()
+	got := readN(t, ctx, r, n/2)
+
+	c.SetLeader(topic, 0, 3)
+	c.Down(2)
+	written = append(written, rdmock.PythonProduce(t, c.Bootstrap(), topic, recs[n/2:])...)
+	got = append(got, readN(t, ctx, r, n/2)...)
+	rdmock.SameRecords(t, "kafka-go Reader across the move", fromReader(got), written, true)
+}
