@@ -144,8 +144,10 @@ func isLeaderSyncGroup(p []byte) bool {
 		b = b[2+n:]
 		return true
 	}
-	if !str() || !str() { // client ID, group ID
-		return false
+	for range 2 { // client ID, group ID
+		if !str() {
+			return false
+		}
 	}
 	if len(b) < 4 {
 		return false

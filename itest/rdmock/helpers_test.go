@@ -14,10 +14,7 @@ import (
 
 // Kafka API keys and error codes the tests inject.
 const (
-	apiProduce     = 0
-	apiFetch       = 1
-	apiMetadata    = 3
-	apiOffsetCommt = 8
+	apiProduce = 0
 
 	errNotLeader = 6 // NOT_LEADER_OR_FOLLOWER
 )
