@@ -475,17 +475,26 @@ func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response
 	}
 }
 
-// encodeSubscription writes this member's subscription the way kafka-go
-// always has: version 1, topics and user data, without the owned
-// partitions that version 1 added. kafka-go leaders (which may share the
-// group during a rolling upgrade) reject metadata with trailing bytes, and
-// franz-go, Sarama and this package read it as version 0. Null user data
-// is written empty, as before.
+// encodeSubscription writes this member's subscription as version 0 of
+// the consumer protocol: version, topics, user data, and nothing after.
+// It is the one layout that every leader reads:
+//
+//   - kafka-go v0.4.51 leaders ignore the version and reject any byte
+//     after the user data, so the owned partitions of version 1+ cannot be
+//     sent;
+//   - librdkafka leaders ignore trailing bytes but, from version 1, require
+//     the owned partitions, and drop a member whose version 1 subscription
+//     lacks them (the layout kafka-go v0.4.51 writes);
+//   - Java's ConsumerProtocolSubscription schema reads version 0 as topics
+//     and user data, and fails on a version 1 without owned partitions.
+//
+// kafka-go never sends owned partitions (its balancers are eager), so
+// version 0 loses nothing. Null user data is written empty, as before.
 func encodeSubscription(topics []string, userData []byte) ([]byte, error) {
 	if userData == nil {
 		userData = []byte{}
 	}
-	return protocol.Marshal(0, consumer.Subscription{Version: 1, Topics: topics, UserData: userData})
+	return protocol.Marshal(0, consumer.Subscription{Version: 0, Topics: topics, UserData: userData})
 }
 
 // encodeAssignment writes an assignment as kafka-go always has: version 1,

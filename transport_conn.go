@@ -259,39 +259,40 @@ func (h *handshake) exchange(req protocol.Message, version int16) (protocol.Mess
 }
 
 // negotiate asks the broker for its API versions, at the highest version we
-// know. A broker that does not know that version answers in v0 with
-// UNSUPPORTED_VERSION and its own range, and we ask again in its version.
+// know. A broker that does not know that version answers UNSUPPORTED_VERSION,
+// usually with the range of ApiVersions versions it does know (see
+// apiVersions for the layouts); we ask again in the highest version of that
+// range below the one refused, or one version lower when the answer does not
+// say. Every retry asks a lower version, so this ends after at most
+// MaxVersion+1 exchanges.
 func (h *handshake) negotiate() error {
 	version := protocol.ApiVersions.MaxVersion()
-	for attempt := 0; ; attempt++ {
+	for {
 		res, err := h.apiVersions(version)
 		if err != nil {
 			return fmt.Errorf("kafka: negotiating API versions with %s: %w", h.address, err)
 		}
-		if res.ErrorCode == int16(UnsupportedVersion) && attempt == 0 {
-			next := int16(0)
+		if res.ErrorCode == int16(UnsupportedVersion) && version > 0 {
+			next := version - 1
 			for _, k := range res.ApiKeys {
-				if protocol.ApiKey(k.ApiKey) == protocol.ApiVersions {
-					next = min(k.MaxVersion, version-1)
+				if protocol.ApiKey(k.ApiKey) == protocol.ApiVersions && k.MaxVersion >= 0 {
+					next = min(k.MaxVersion, next)
 				}
-			}
-			if next < 0 || next >= version {
-				next = 0
 			}
 			version = next
 			continue
 		}
 		if res.ErrorCode != 0 {
-			return fmt.Errorf("kafka: negotiating API versions with %s: %w", h.address, Error(res.ErrorCode))
+			return fmt.Errorf("kafka: negotiating API versions with %s (v%d): %w", h.address, version, Error(res.ErrorCode))
 		}
 		h.setVersions(res.ApiKeys)
 		return nil
 	}
 }
 
-// apiVersions sends one ApiVersions request. The answer to an unsupported
-// version is encoded as v0 whatever version was asked, so when decoding at
-// the asked version fails, the frame is decoded again as v0.
+// apiVersions sends one ApiVersions request and decodes the answer. An answer
+// with UNSUPPORTED_VERSION is decoded by apiVersionsRefusal, since brokers do
+// not agree on its layout; any other answer is decoded at the version asked.
 func (h *handshake) apiVersions(version int16) (*apiversions.Response, error) {
 	h.id++
 	req := &apiversions.Request{}
@@ -310,23 +311,105 @@ func (h *handshake) apiVersions(version int16) (*apiversions.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, msg, err := protocol.ReadResponse(bytes.NewReader(frame), protocol.ApiVersions, version)
-	if err == nil {
-		if res := msg.(*apiversions.Response); res.ErrorCode != int16(UnsupportedVersion) || version == 0 {
-			return res, checkID(id, h.id)
+	// The ApiVersions response header is never flexible: the size, the
+	// correlation ID, then the body, which starts with the error code in
+	// every version and layout.
+	if len(frame) >= 10 {
+		body := frame[8:]
+		if int16(binary.BigEndian.Uint16(body)) == int16(UnsupportedVersion) {
+			id := int32(binary.BigEndian.Uint32(frame[4:]))
+			return apiVersionsRefusal(body, version), checkID(id, h.id)
 		}
 	}
-	if version == 0 {
+	id, msg, err := protocol.ReadResponse(bytes.NewReader(frame), protocol.ApiVersions, version)
+	if err != nil {
 		return nil, err
 	}
-	id, msg, err0 := protocol.ReadResponse(bytes.NewReader(frame), protocol.ApiVersions, 0)
-	if err0 != nil {
-		if err != nil {
-			return nil, err
-		}
-		return nil, err0
-	}
 	return msg.(*apiversions.Response), checkID(id, h.id)
+}
+
+// apiVersionsRefusal decodes the body of an UNSUPPORTED_VERSION answer to an
+// ApiVersions request of the given version. Three layouts are in use:
+//
+//   - v0, whatever version was asked: Kafka brokers (KIP-511), with the
+//     broker's ApiVersions range as the only entry;
+//   - the version asked, as the protocol specifies it;
+//   - librdkafka's mock cluster, for a flexible version: the error code, a
+//     one-byte entry count (not count+1), entries without tagged fields, the
+//     throttle time, and no tagged fields at the end.
+//
+// The first layout that accounts for every byte of the body and names the
+// ApiVersions API wins. The result always carries UNSUPPORTED_VERSION; its
+// ApiKeys are empty when no layout fits, and the caller then simply tries a
+// lower version: a refusal is never a decoding error.
+func apiVersionsRefusal(body []byte, version int16) *apiversions.Response {
+	res := &apiversions.Response{ErrorCode: int16(UnsupportedVersion)}
+	fixed := func(countSize int, trailer int) ([]apiversions.ApiKeyResponse, bool) {
+		rest := body[2:]
+		if len(rest) < countSize {
+			return nil, false
+		}
+		var n int
+		if countSize == 4 {
+			n = int(int32(binary.BigEndian.Uint32(rest)))
+		} else {
+			n = int(rest[0])
+		}
+		rest = rest[countSize:]
+		if n < 0 || len(rest) != 6*n+trailer {
+			return nil, false
+		}
+		keys := make([]apiversions.ApiKeyResponse, n)
+		for i := range keys {
+			e := rest[6*i:]
+			keys[i] = apiversions.ApiKeyResponse{
+				ApiKey:     int16(binary.BigEndian.Uint16(e)),
+				MinVersion: int16(binary.BigEndian.Uint16(e[2:])),
+				MaxVersion: int16(binary.BigEndian.Uint16(e[4:])),
+			}
+		}
+		return keys, true
+	}
+	namesApiVersions := func(keys []apiversions.ApiKeyResponse) bool {
+		for _, k := range keys {
+			if protocol.ApiKey(k.ApiKey) == protocol.ApiVersions {
+				return true
+			}
+		}
+		return false
+	}
+	candidates := []func() ([]apiversions.ApiKeyResponse, bool){
+		func() ([]apiversions.ApiKeyResponse, bool) { return fixed(4, 0) }, // v0
+		func() ([]apiversions.ApiKeyResponse, bool) { // the version asked
+			switch {
+			case version == 0:
+				return nil, false // same as the first candidate
+			case version <= 2:
+				return fixed(4, 4) // the throttle time follows the entries
+			}
+			frame := make([]byte, 8+len(body))
+			binary.BigEndian.PutUint32(frame, uint32(4+len(body)))
+			copy(frame[8:], body)
+			_, msg, err := protocol.ReadResponse(bytes.NewReader(frame), protocol.ApiVersions, version)
+			if err != nil {
+				return nil, false
+			}
+			return msg.(*apiversions.Response).ApiKeys, true
+		},
+		func() ([]apiversions.ApiKeyResponse, bool) { // librdkafka's mock
+			if version < 3 {
+				return nil, false
+			}
+			return fixed(1, 4)
+		},
+	}
+	for _, decode := range candidates {
+		if keys, ok := decode(); ok && namesApiVersions(keys) {
+			res.ApiKeys = keys
+			return res
+		}
+	}
+	return res
 }
 
 func checkID(got, want int32) error {
