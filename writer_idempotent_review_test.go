@@ -178,6 +178,14 @@ func TestIdempotentWriterReviewRequiredAcksValues(t *testing.T) {
 // of what failed, then more) with the tightest bounds and lost answers:
 // nothing deadlocks, and everything is in the log once, in order.
 func TestIdempotentWriterReviewCompletionReenters(t *testing.T) {
+	for _, bounded := range []bool{true, false} {
+		t.Run(fmt.Sprint("bounded=", bounded), func(t *testing.T) {
+			testIdemCompletionReenters(t, bounded)
+		})
+	}
+}
+
+func testIdemCompletionReenters(t *testing.T, bounded bool) {
 	b := newIdemBroker(map[string]int{"t": 2})
 	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
 		switch call % 5 {
@@ -196,8 +204,10 @@ func TestIdempotentWriterReviewCompletionReenters(t *testing.T) {
 	w = newIdemWriter(b)
 	w.Async = true
 	w.BatchSize = 1
-	w.MaxBufferedBatches = 1
-	w.MaxBufferedBytes = 64
+	if bounded {
+		w.MaxBufferedBatches = 1
+		w.MaxBufferedBytes = 64
+	}
 	w.MaxAttempts = 10
 	w.Completion = func(msgs []Message, err error) {
 		defer wg.Done()
