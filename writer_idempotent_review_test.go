@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"net"
 	"runtime"
@@ -385,4 +386,96 @@ func (s *stallInit) RoundTrip(ctx context.Context, addr net.Addr, req Request) (
 		return nil, ctx.Err()
 	}
 	return s.oddTransport.RoundTrip(ctx, addr, req)
+}
+
+// Close while many callers are still writing (some with deadlines) to an
+// idempotent Writer whose broker loses answers: Close returns, every
+// caller returns, what was reported written is in the log once and in
+// order, and no goroutine is left.
+func TestIdempotentWriterReviewCloseUnderLoad(t *testing.T) {
+	for _, bounded := range []bool{false, true} {
+		t.Run(fmt.Sprint("bounded=", bounded), func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			const parts, callers = 2, 6
+			var rngMu sync.Mutex
+			rng := rand.New(rand.NewSource(5))
+			intn := func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.Intn(n) }
+			b := newIdemBroker(map[string]int{"t": parts})
+			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
+				switch intn(6) {
+				case 0:
+					return idemFault{loseReply: true}
+				case 1:
+					return idemFault{lose: true}
+				}
+				return idemFault{}
+			}
+			w := newIdemWriter(b)
+			w.BatchSize = 3
+			if bounded {
+				w.MaxBufferedBatches, w.MaxBufferedBytes = 1, 128
+			}
+			var mu sync.Mutex
+			ok := map[string]bool{}
+			var wg sync.WaitGroup
+			var started sync.WaitGroup
+			for c := 0; c < callers; c++ {
+				wg.Add(1)
+				started.Add(1)
+				go func(c int) {
+					defer wg.Done()
+					for i := 0; ; i++ {
+						if i == 5 {
+							started.Done()
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), time.Duration(intn(5000))*time.Microsecond)
+						v := fmt.Sprintf("c%d-%05d", c, i)
+						err := w.WriteMessages(ctx, Message{Key: []byte{byte('0' + c%parts)}, Value: []byte(v)})
+						cancel()
+						if err == nil {
+							mu.Lock()
+							ok[v] = true
+							mu.Unlock()
+						}
+						if errors.Is(err, io.ErrClosedPipe) {
+							if i < 5 {
+								started.Done()
+							}
+							return
+						}
+					}
+				}(c)
+			}
+			started.Wait()
+			closed := make(chan error, 1)
+			go func() { closed <- w.Close() }()
+			select {
+			case err := <-closed:
+				require.NoError(t, err)
+			case <-time.After(60 * time.Second):
+				t.Fatal("Close hangs")
+			}
+			waitOrFail(t, &wg, 60*time.Second)
+
+			inLog := map[string]bool{}
+			for p := 0; p < parts; p++ {
+				last := map[string]string{}
+				for _, v := range b.logOf(topicPartition{"t", int32(p)}) {
+					require.False(t, inLog[v], "%s is in the log twice", v)
+					inLog[v] = true
+					caller := v[:2]
+					require.Less(t, last[caller], v, "order of %s", caller)
+					last[caller] = v
+				}
+			}
+			for v := range ok {
+				require.True(t, inLog[v], "%s reported written, not in the log", v)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left after Close")
+		})
+	}
 }
