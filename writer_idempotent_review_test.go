@@ -268,6 +268,11 @@ func TestIdempotentWriterReviewManyCallersRandomCancel(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
 			intn := func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.Intn(n) }
 			b := newIdemBroker(map[string]int{"t": parts})
+			// Half the runs answer a duplicate with DUPLICATE_SEQUENCE_NUMBER
+			// (brokers before 1.0), half with the first copy's offset, and
+			// odd seeds refuse a new producer's nonzero sequence.
+			b.dupCode = seed%2 == 0
+			b.strictNew = seed%2 == 1
 			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
 				switch x := intn(20); {
 				case x < 2:
