@@ -56,6 +56,9 @@ type faultPlan struct {
 	produces atomic.Int64
 	cluster  *kfake.Cluster
 	topic    string
+	// mix, when set, is the set of actions a fault picks from at random
+	// (action is then unused).
+	mix []faultAction
 }
 
 func (p *faultPlan) decide() faultAction {
@@ -64,6 +67,9 @@ func (p *faultPlan) decide() faultAction {
 	defer p.mu.Unlock()
 	if p.rng.Float64() < p.rate {
 		p.faults.Add(1)
+		if len(p.mix) > 0 {
+			return p.mix[p.rng.Intn(len(p.mix))]
+		}
 		return p.action
 	}
 	return passThrough
