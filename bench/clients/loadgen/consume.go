@@ -222,6 +222,7 @@ func runConsume(ctx context.Context, cfg Config, c Client, res *Result) error {
 func measureRebalance(ctx context.Context, cfg Config, c Client, cc ConsumerClient) (float64, error) {
 	pcfg := cfg
 	pcfg.Compression = "none"
+	pcfg.RoundRobin = true
 	prod, err := c.Sync(pcfg)
 	if err != nil {
 		return 0, fmt.Errorf("trickle producer: %w", err)

@@ -71,6 +71,10 @@ type Config struct {
 	CommitEvery int
 	// KeepSamples keeps the heap series of a consumer scenario.
 	KeepSamples bool
+	// RoundRobin asks a synchronous producer to spread its messages over
+	// every partition in turn (set for the trickle of the rebalance phase,
+	// which every member must see), whatever the client's default.
+	RoundRobin bool
 }
 
 // Acker receives the outcome of n asynchronously produced messages.
