@@ -17,8 +17,8 @@ import (
 
 // wireFetchStub is a partition leader whose fetch responses go through the
 // wire format: it holds one encoded response frame (batches of
-// batchRecords records, about maxBytes of them, as a broker cuts a fetch
-// at MaxBytes), patches the base offsets of its batches for the fetch
+// batchRecords records, as many as fit in maxBytes, as a broker fills a
+// fetch up to MaxBytes), patches the base offsets of its batches for the fetch
 // offset (they are outside the batch CRC, as on a real broker), and
 // decodes it with protocol.ReadResponse. A Reader on it pays for frame
 // reading, record set decoding, decompression and delivery, as against a
@@ -36,8 +36,8 @@ const wireFetchVersion = 11
 func newWireFetchStub(tb testing.TB, valueSize, batchRecords, maxBytes int, codec CompressionCodec) *wireFetchStub {
 	s := &wireFetchStub{batch: int64(batchRecords)}
 	value := bytes.Repeat([]byte("kafka broker partition offset 2026 "), valueSize/35+1)[:valueSize]
-	var sets bytes.Buffer
-	for sets.Len() < maxBytes {
+	var sets, one bytes.Buffer
+	for {
 		recs := make([]protocol.Record, batchRecords)
 		for i := range recs {
 			recs[i] = protocol.Record{Offset: int64(i), Time: time.UnixMilli(1_700_000_000_000), Value: protocol.NewBytes(value)}
@@ -46,9 +46,14 @@ func newWireFetchStub(tb testing.TB, valueSize, batchRecords, maxBytes int, code
 		if codec != nil {
 			rs.Attributes = protocol.Attributes(codec.Code())
 		}
-		if _, err := rs.WriteTo(&sets); err != nil {
+		one.Reset()
+		if _, err := rs.WriteTo(&one); err != nil {
 			tb.Fatal(err)
 		}
+		if sets.Len()+one.Len() > maxBytes {
+			break // as a broker fills a fetch up to MaxBytes
+		}
+		sets.Write(one.Bytes())
 		s.perSet += int64(batchRecords)
 	}
 	records := sets.Bytes()
@@ -121,7 +126,7 @@ func BenchmarkReaderReadMessage(b *testing.B) {
 				name = codec.Name()
 			}
 			b.Run(fmt.Sprintf("%dB/%s", size, name), func(b *testing.B) {
-				stub := newWireFetchStub(b, size, 1000*100/size, 1<<20, codec)
+				stub := newWireFetchStub(b, size, 1000*100/size, 1e6, codec) // MaxBytes' default
 				r := NewReader(ReaderConfig{Brokers: unreachableBrokers, Topic: "t", transport: stub})
 				defer r.Close()
 				ctx := context.Background()

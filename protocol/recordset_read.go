@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/segmentio/kafka-go/compress"
 )
 
 // ReadFrom reads r to its end: the record batches of one partition, without
@@ -53,6 +55,37 @@ func (rs *RecordSet) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
+// readOwned decodes the batches of data like ReadFrom, for a response
+// frame that nothing writes to again (wireReader.owned), with two
+// differences that bound what a fetch costs in memory:
+//
+//   - the batches stay in data instead of being copied to a buffer of
+//     their own, so a fetch response is held once, not twice;
+//   - a compressed v2 batch is checked (CRC, header) here but decompressed
+//     only when its first record is read, and its buffer recycled when its
+//     last one was, so a consumer holds one decompressed batch at a time
+//     rather than a whole decompressed response. A batch whose content
+//     then turns out to be malformed (which its CRC cannot catch: a broken
+//     producer) fails that ReadRecord instead of the decoding.
+func (rs *RecordSet) readOwned(data []byte) error {
+	*rs = RecordSet{}
+	if len(data) == 0 {
+		rs.empty = true
+		return nil
+	}
+	src := rbNewShared(nil) // data belongs to the frame, not to the pool
+	defer src.release()
+	d := rbSetDecoder{lazy: true}
+	d.decode(src, data)
+	if len(d.batches) == 0 {
+		return d.err
+	}
+	rs.Version = d.version
+	rs.Attributes = d.attrs
+	rs.Records = &RecordStream{Records: d.batches}
+	return nil
+}
+
 // rbPresize sizes p for what r says it holds, so that reading it does not go
 // through a series of doublings. The size is only a hint: rbFill still grows
 // the buffer as data actually arrives.
@@ -77,6 +110,8 @@ type rbSetDecoder struct {
 	version int8
 	attrs   Attributes
 	err     error
+	// lazy defers the decompression of v2 batches to their first read.
+	lazy bool
 }
 
 func (d *rbSetDecoder) add(batch RecordReader, magic int8, attrs Attributes) {
@@ -159,14 +194,16 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 
 	owner := src
 	records := batch[rbV2HeaderSize:]
-	if codec := attrs.Compression(); codec != 0 {
+	codec := attrs.Compression()
+	switch {
+	case codec != 0 && !d.lazy:
 		out, err := rbDecompress(codec, records)
 		if err != nil {
 			return 0, err
 		}
 		owner = rbNewShared(out) // this reference belongs to the reader
 		records = out.b
-	} else {
+	default:
 		src.retain()
 	}
 
@@ -178,7 +215,14 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 		maxTS:   int64(be.Uint64(batch[rbV2MaxTimestamp:])),
 		logTime: attrs&rbLogAppendTime != 0,
 	}
-	if err := r.scan(count); err != nil {
+	if codec != 0 && d.lazy {
+		// Decompressed and scanned by the first ReadRecord.
+		if count < 0 {
+			owner.release()
+			return 0, Errorf("record batch claims %d records", count)
+		}
+		r.codec, r.count = codec, count
+	} else if err := r.scan(count); err != nil {
 		owner.release()
 		return 0, err
 	}
@@ -402,6 +446,11 @@ type rbV2Reader struct {
 	maxTS   int64
 	logTime bool // LogAppendTime: every record has the batch's max timestamp
 
+	// codec is set while data still holds the compressed records of count
+	// records (readOwned); the first ReadRecord decompresses them.
+	codec compress.Compression
+	count int32
+
 	total, left int
 	numHeaders  int
 	keyBytes    int
@@ -442,7 +491,28 @@ func (r *rbV2Reader) scan(count int32) error {
 	return nil
 }
 
+// inflate decompresses and scans the records of a batch decoded lazily,
+// and lets go of the compressed bytes.
+func (r *rbV2Reader) inflate() error {
+	codec := r.codec
+	r.codec = 0
+	out, err := rbDecompress(codec, r.data)
+	if err != nil {
+		return err
+	}
+	r.owner.release()
+	r.owner = rbNewShared(out)
+	r.data = out.b
+	return r.scan(r.count)
+}
+
 func (r *rbV2Reader) ReadRecord() (*Record, error) {
+	if r.codec != 0 {
+		if err := r.inflate(); err != nil {
+			r.finish()
+			return nil, err
+		}
+	}
 	if r.left <= 0 {
 		r.finish()
 		return nil, io.EOF
