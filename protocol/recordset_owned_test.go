@@ -154,3 +154,51 @@ func TestReadFrameOneBuffer(t *testing.T) {
 	n := after.TotalAlloc - before.TotalAlloc
 	check(t, n < uint64(size+frameChunk+64<<10), "%d bytes allocated to read a frame of %d", n, size)
 }
+
+// ReadRecordFields yields the records ReadRecord does (null and empty keys
+// and values, headers, offsets, times), for plain and compressed batches,
+// mixed with ReadRecord on the same reader.
+func TestRecordFieldsSameRecords(t *testing.T) {
+	for _, attrs := range []Attributes{0, Zstd} {
+		data, want := ownedBatches(t, 2, attrs)
+		var rs RecordSet
+		must(t, rs.readOwned(data))
+		var got []testRecord
+		for _, b := range rs.Records.(*RecordStream).Records {
+			fr, ok := b.(*RecordBatch).Records.(RecordFieldsReader)
+			check(t, ok, "%T is no RecordFieldsReader", b.(*RecordBatch).Records)
+			for i := 0; ; i++ {
+				if i%3 == 2 { // every third record through ReadRecord
+					rec, err := b.ReadRecord()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					must(t, err)
+					got = append(got, testRecord{Offset: rec.Offset, Time: rec.Time, Key: bytesString(rec.Key), Value: bytesString(rec.Value), Headers: rec.Headers})
+					rbCloseRecord(rec)
+					continue
+				}
+				var f RecordFields
+				err := fr.ReadRecordFields(&f)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				must(t, err)
+				got = append(got, testRecord{Offset: f.Offset, Time: f.Time, Key: sliceString(f.Key), Value: sliceString(f.Value), Headers: f.Headers})
+			}
+		}
+		check(t, len(got) == len(want), "%v: %d records, want %d", attrs, len(got), len(want))
+		for i := range got {
+			g, w := got[i], want[i]
+			check(t, g.Offset == w.Offset && g.Time.Equal(w.Time) && g.Key == w.Key && g.Value == w.Value && headersEqual(g.Headers, w.Headers),
+				"%v record %d:\n got %+v\nwant %+v", attrs, i, g, w)
+		}
+	}
+}
+
+func sliceString(b []byte) string {
+	if b == nil {
+		return "<nil>"
+	}
+	return string(b)
+}

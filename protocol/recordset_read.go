@@ -507,28 +507,14 @@ func (r *rbV2Reader) inflate() error {
 }
 
 func (r *rbV2Reader) ReadRecord() (*Record, error) {
-	if r.codec != 0 {
-		if err := r.inflate(); err != nil {
-			r.finish()
-			return nil, err
-		}
-	}
-	if r.left <= 0 {
-		r.finish()
-		return nil, io.EOF
-	}
-	if r.slots == nil {
-		r.allocate()
-	}
-	rec, n, err := rbParseRecordV2(r.data, false)
-	if err != nil { // cannot happen after scan; keep the reader safe anyway
-		r.finish()
+	i := r.total - r.left
+	rec, err := r.next()
+	if err != nil {
 		return nil, err
 	}
-	r.data = r.data[n:]
-	i := r.total - r.left
-	r.left--
-
+	if r.slots == nil {
+		r.slots = make([]rbBytes, 2*r.total)
+	}
 	ts := r.firstTS + rec.tsDelta
 	if r.logTime {
 		ts = r.maxTS
@@ -545,11 +531,36 @@ func (r *rbV2Reader) ReadRecord() (*Record, error) {
 	return &r.rec, nil
 }
 
-func (r *rbV2Reader) allocate() {
-	r.slots = make([]rbBytes, 2*r.total)
-	if r.numHeaders == 0 {
-		return
+// next parses the next record, decompressing the batch first if it was
+// decoded lazily, and sizes the headers of the whole batch on the first
+// call; io.EOF after the last record, which also lets go of the buffer.
+func (r *rbV2Reader) next() (rbRecordV2, error) {
+	if r.codec != 0 {
+		if err := r.inflate(); err != nil {
+			r.finish()
+			return rbRecordV2{}, err
+		}
 	}
+	if r.left <= 0 {
+		r.finish()
+		return rbRecordV2{}, io.EOF
+	}
+	if r.numHeaders != 0 && r.headers == nil {
+		r.allocate()
+	}
+	rec, n, err := rbParseRecordV2(r.data, false)
+	if err != nil { // cannot happen after scan; keep the reader safe anyway
+		r.finish()
+		return rec, err
+	}
+	r.data = r.data[n:]
+	r.left--
+	return rec, nil
+}
+
+// allocate makes the memory of the headers of every record of the batch
+// at once, before the first record is read.
+func (r *rbV2Reader) allocate() {
 	r.headers = make([]Header, r.numHeaders)
 	r.hvalues = make([]byte, r.valueBytes)
 	if r.keyBytes == 0 {
