@@ -1,15 +1,18 @@
 // Command bench compares Kafka producer clients side by side: this
 // repository's kafka-go (unbounded, and with MaxBufferedBatches /
 // MaxBufferedBytes), upstream kafka-go v0.4.51 (plain, and with an
-// application semaphore released in Completion), franz-go and sarama.
+// application semaphore released in Completion), franz-go and sarama; and
+// the consumers of this repository, upstream and franz-go, reading a
+// prefilled topic by partition and as a group.
 //
 // Each client is a load generator built from bench/clients/<name> (its own
 // module, so upstream and this repository can both be
 // github.com/segmentio/kafka-go) and run as a child process, so its CPU
 // time and peak RSS are its own. Against a fresh embedded cluster
-// (itest/cmd/cluster on random ports) per run, it measures throughput,
-// memory under a slow broker, and synchronous latency, and writes
-// docs/bench/results.md, results.json and heap.svg.
+// (itest/cmd/cluster on free ports) per run, it measures throughput,
+// memory under a slow broker, synchronous latency and consumers, and
+// writes docs/bench/results.md, results.json, heap.svg and
+// consume-heap.svg.
 //
 //	cd bench && go run ./cmd/bench -quick
 package main

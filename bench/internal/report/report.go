@@ -106,6 +106,7 @@ func Markdown(in *Input) string {
 	if in.Check != nil {
 		writeCheck(&b, in.Check)
 	}
+	consumeExplained := false
 	for _, w := range in.Workloads {
 		switch w.Scenario {
 		case "throughput":
@@ -115,6 +116,10 @@ func Markdown(in *Input) string {
 		case "latency":
 			writeLatency(&b, in, w)
 		case "consume-partition", "consume-group-read", "consume-group-commit":
+			if !consumeExplained {
+				writeConsumeIntro(&b)
+				consumeExplained = true
+			}
 			writeConsume(&b, in, w)
 		}
 	}
@@ -291,8 +296,20 @@ func writeLatency(b *strings.Builder, in *Input, w Workload) {
 	}
 }
 
+func writeConsumeIntro(b *strings.Builder) {
+	b.WriteString("\n## Consumers\n\n" +
+		"Each run first fills a new topic (3 partitions) with the row's messages, written by franz-go with acks=1 and the row's codec, " +
+		"then starts the consumer in a process of its own, reading from the start. " +
+		"msg/s runs from the first message to the last; CPU s / 1M msgs is the consumer process's CPU time (start-up included) " +
+		"up to the moment it had read every message, per million messages; peak RSS and peak heap cover the whole process. " +
+		"First message is the time from creating the consumer to its first message (for a group, joining included). " +
+		"For the group rows, once everything was read a second member of the same group starts while one message is written every 10 ms " +
+		"to the partitions in turn: rebalance is the time from creating that member to its first message " +
+		"(n/a: it got none within 2 minutes; the run's error says why in results.json).\n")
+}
+
 func writeConsume(b *strings.Builder, in *Input, w Workload) {
-	fmt.Fprintf(b, "\n## Consumer: %s\n\n", w.Title)
+	fmt.Fprintf(b, "\n### Consumer: %s\n\n", w.Title)
 	if in.ConsumePlotFile != "" && w.ID == in.ConsumeChartWorkload {
 		fmt.Fprintf(b, "![consumer heap over time](%s)\n\n", in.ConsumePlotFile)
 	}
