@@ -464,6 +464,13 @@ func copyKeyValue(k, v []byte) (key, value []byte) {
 }
 
 func (p *partitionReader) sendMessage(ctx context.Context, msg Message, watermark int64) error {
+	// Most sends find room: a one-case select is a plain channel send,
+	// without the cost of selecting over two channels per message.
+	select {
+	case p.reader.queue <- readerMessage{version: p.version, message: msg, watermark: watermark}:
+		return nil
+	default:
+	}
 	select {
 	case p.reader.queue <- readerMessage{version: p.version, message: msg, watermark: watermark}:
 		return nil
