@@ -157,6 +157,9 @@ type clientCase struct {
 	// consume is set for the cases that run the consumer scenarios: one
 	// per library (the Writer's bounds do not apply to a Reader).
 	consume bool
+	// consumeLabel names the case in the consumer tables, when its label
+	// speaks of producer settings.
+	consumeLabel string
 }
 
 // cases in the order they alternate within a round.
@@ -186,7 +189,7 @@ var cases = []clientCase{
 		args: func(o *options, _ workload) []string {
 			return []string{"-max-buffered-batches", "0", "-max-buffered-bytes", strconv.FormatInt(semaphoreBudget(o), 10)}
 		}},
-	{name: "fork", binary: "fork", sync: true, consume: true,
+	{name: "fork", binary: "fork", sync: true, consume: true, consumeLabel: "this fork",
 		label: func(*options) string { return "this fork, MaxBufferedBatches 0 (default)" }},
 	{name: "semaphore", binary: "upstream",
 		label: func(o *options) string {
@@ -440,7 +443,8 @@ func run(ctx context.Context, args []string) error {
 	// Report.
 	var repCases []report.Case
 	for _, name := range selected {
-		repCases = append(repCases, report.Case{Name: name, Label: caseByName(name).label(o)})
+		c := caseByName(name)
+		repCases = append(repCases, report.Case{Name: name, Label: c.label(o), ConsumeLabel: c.consumeLabel})
 	}
 	mode := fmt.Sprintf("full (%d rounds)", o.rounds)
 	cmdline, target := "go run ./cmd/bench", "make bench"
@@ -713,11 +717,14 @@ func (b *bench) args(w workload, brokers, topic string) []string {
 		a = append(a, "-duration", w.duration.String(), "-rate", strconv.Itoa(w.rate), "-sample", "50ms")
 	}
 	if loadgen.IsConsume(w.scenario) {
-		a = append(a, "-partitions", strconv.Itoa(b.o.partitions), "-duration", w.duration.String(),
-			"-sample", "50ms", "-commit-every", strconv.Itoa(consumeCommitEvery))
+		sample := "50ms"
 		if w.chart {
+			// A quick run reads 100k messages in well under a second.
+			sample = "10ms"
 			a = append(a, "-keep-samples")
 		}
+		a = append(a, "-partitions", strconv.Itoa(b.o.partitions), "-duration", w.duration.String(),
+			"-sample", sample, "-commit-every", strconv.Itoa(consumeCommitEvery))
 	}
 	return a
 }

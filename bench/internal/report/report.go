@@ -17,6 +17,17 @@ import (
 type Case struct {
 	Name  string // key used in runs, e.g. "fork-n"
 	Label string // shown in tables
+	// ConsumeLabel replaces Label in the consumer tables, notes and chart
+	// when set (a producer setting means nothing to a Reader).
+	ConsumeLabel string
+}
+
+// consumeLabel is how c is named where consumers are compared.
+func (c Case) consumeLabel() string {
+	if c.ConsumeLabel != "" {
+		return c.ConsumeLabel
+	}
+	return c.Label
 }
 
 // Workload is one scenario with its sizes.
@@ -332,7 +343,7 @@ func writeConsume(b *strings.Builder, in *Input, w Workload) {
 			continue
 		}
 		if len(ok) == 0 {
-			fmt.Fprintf(b, "| %s | failed: %s |%s\n", c.Label, cell(failed[0].Err), strings.Repeat(" |", 7+boolInt(group)))
+			fmt.Fprintf(b, "| %s | failed: %s |%s\n", c.consumeLabel(), cell(failed[0].Err), strings.Repeat(" |", 7+boolInt(group)))
 			continue
 		}
 		cpu := summarize(ok, (*results.Run).CPUPerMillion)
@@ -340,7 +351,7 @@ func writeConsume(b *strings.Builder, in *Input, w Workload) {
 		if c.Name != base && !math.IsNaN(baseCPU) {
 			vs = fmt.Sprintf("%.2fx", cpu.Median/baseCPU)
 		}
-		fmt.Fprintf(b, "| %s%s | %s | %s | %s | %s | %s | %s |", c.Label, partial(ok, failed),
+		fmt.Fprintf(b, "| %s%s | %s | %s | %s | %s | %s | %s |", c.consumeLabel(), partial(ok, failed),
 			spread(summarize(ok, (*results.Run).MsgsPerSec), count),
 			spread(summarize(ok, (*results.Run).MBPerSec), f1),
 			spread(cpu, f2),
@@ -420,11 +431,19 @@ func writeNotes(b *strings.Builder, in *Input) {
 		}
 		return name
 	}
+	consumeLabel := func(name string) string {
+		for _, c := range in.Cases {
+			if c.Name == name {
+				return c.consumeLabel()
+			}
+		}
+		return name
+	}
 	for _, w := range in.Workloads {
 		switch w.Scenario {
 		case "consume-partition", "consume-group-read", "consume-group-commit":
 			if in.Consumer != "" {
-				if n := consumeNote(in, w, label); n != "" {
+				if n := consumeNote(in, w, consumeLabel); n != "" {
 					notes = append(notes, n)
 				}
 			}
@@ -523,6 +542,12 @@ func writeSettings(b *strings.Builder, in *Input) {
 // HeapChart draws heap over time under the slow broker for the given
 // cases, using for each the round whose peak heap is the median one.
 func HeapChart(in *Input, workload string, cases []string, subtitle string) *svgplot.Chart {
+	return heapChart(in, workload, cases, subtitle, Case.label)
+}
+
+func (c Case) label() string { return c.Label }
+
+func heapChart(in *Input, workload string, cases []string, subtitle string, labelOf func(Case) string) *svgplot.Chart {
 	ch := &svgplot.Chart{
 		Title:    "Go heap of the producer process under a slow broker",
 		Subtitle: subtitle,
@@ -541,7 +566,7 @@ func HeapChart(in *Input, workload string, cases []string, subtitle string) *svg
 		s := svgplot.Series{Name: name}
 		for _, c := range in.Cases {
 			if c.Name == name {
-				s.Name = c.Label
+				s.Name = labelOf(c)
 			}
 		}
 		for _, p := range r.Samples {
@@ -563,7 +588,7 @@ func ConsumeHeapChart(in *Input, workload string, cases []string) *svgplot.Chart
 			title = w.Title
 		}
 	}
-	ch := HeapChart(in, workload, cases, title+"; the median round of each client")
+	ch := heapChart(in, workload, cases, title+"; the median round of each client", Case.consumeLabel)
 	ch.Title = "Go heap of the consumer process while it reads a prefilled topic"
 	ch.XLabel = "seconds since the consumer was created"
 	return ch

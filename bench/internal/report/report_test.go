@@ -35,7 +35,7 @@ func slowRun(kase string, round int, heaps ...uint64) results.Run {
 func input() *Input {
 	in := &Input{
 		Header:    []string{"Generated for a test."},
-		Cases:     []Case{{"upstream", "upstream"}, {"fork-n", "fork bounded"}, {"sarama", "sarama"}},
+		Cases:     []Case{{Name: "upstream", Label: "upstream"}, {Name: "fork-n", Label: "fork bounded"}, {Name: "sarama", Label: "sarama"}},
 		Workloads: []Workload{{"tp", "1k x 100 B, none", "throughput"}, {"slow", "slow 1 KiB", "slow"}},
 		Baseline:  "upstream",
 		Bounded:   "fork-n",
@@ -127,7 +127,7 @@ func consumeRun(kase string, readCPU float64, rss int64, rebalanceMs float64) re
 // rebalance times, and the notes call out where this project spends more.
 func TestConsumeTable(t *testing.T) {
 	in := &Input{
-		Cases:     []Case{{"upstream", "upstream"}, {"fork", "fork"}, {"franz", "franz"}},
+		Cases:     []Case{{Name: "upstream", Label: "upstream"}, {Name: "fork", Label: "fork, producer settings", ConsumeLabel: "fork"}, {Name: "franz", Label: "franz"}},
 		Workloads: []Workload{{"cg", "group 1M x 100 B", loadgen.ConsumeGroupCommit}},
 		Baseline:  "upstream",
 		Compare:   []string{"upstream", "franz"},
