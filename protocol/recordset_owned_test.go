@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -201,4 +202,88 @@ func sliceString(b []byte) string {
 		return "<nil>"
 	}
 	return string(b)
+}
+
+// A response's batches are parsed once, as they are read: the records
+// before a malformed one are read, the malformed one fails the read, and
+// a batch with bytes after its last record fails at its end. Headers that
+// start mid-batch get their memory then, for the rest of the batch.
+func TestRecordSetReadOwnedChecksAsItReads(t *testing.T) {
+	recs := make([]Record, 8)
+	for i := range recs {
+		recs[i] = Record{Time: goldenT0, Value: NewBytes([]byte(fmt.Sprint("value-", i)))}
+		if i >= 5 {
+			recs[i].Headers = []Header{{Key: fmt.Sprint("h", i), Value: []byte(fmt.Sprint(i))}}
+		}
+	}
+	var buf bytes.Buffer
+	_, err := (&RecordSet{Version: 2, Records: NewRecordReader(recs...)}).WriteTo(&buf)
+	must(t, err)
+	good := buf.Bytes()
+
+	read := func(data []byte) (n int, err error) {
+		var rs RecordSet
+		if err := rs.readOwned(data); err != nil {
+			return 0, err
+		}
+		fr := rs.Records.(*RecordStream).Records[0].(*RecordBatch).Records.(RecordFieldsReader)
+		for {
+			var f RecordFields
+			if err := fr.ReadRecordFields(&f); err != nil {
+				if errors.Is(err, io.EOF) {
+					err = nil
+				}
+				return n, err
+			}
+			if string(f.Value) != fmt.Sprint("value-", n) {
+				t.Fatalf("record %d: value %q", n, f.Value)
+			}
+			if n >= 5 && (len(f.Headers) != 1 || f.Headers[0].Key != fmt.Sprint("h", n) || string(f.Headers[0].Value) != fmt.Sprint(n)) {
+				t.Fatalf("record %d: headers %v", n, f.Headers)
+			}
+			n++
+		}
+	}
+	n, err := read(append([]byte(nil), good...))
+	check(t, n == 8 && err == nil, "good batch: %d records, %v", n, err)
+
+	// Record 2's value length overruns its record.
+	bad := append([]byte(nil), good...)
+	pos := rbV2HeaderSize
+	for i := 0; i < 2; i++ {
+		_, size, err := rbParseRecordV2(bad[pos:], true)
+		must(t, err)
+		pos += size
+	}
+	_, k := binary.Varint(bad[pos:])
+	bad[pos+k+4] = 0x7e // after length, attributes, ts and offset deltas, key length: the value length
+	resign(bad)
+	n, err = read(bad)
+	check(t, n == 2 && err != nil && strings.Contains(err.Error(), "record 2"), "malformed record 2: %d records, %v", n, err)
+
+	// Bytes after the last record: seen when the rest of the batch is
+	// sized for its headers (at record 5), or at its end without headers.
+	withExtra := func(b []byte) []byte {
+		b = append(append([]byte(nil), b...), 0, 0)
+		binary.BigEndian.PutUint32(b[8:], binary.BigEndian.Uint32(b[8:])+2)
+		return resign(b)
+	}
+	extra := withExtra(good)
+	n, err = read(extra)
+	check(t, n == 5 && err != nil && strings.Contains(err.Error(), "after its 8 records"), "trailing bytes: %d records, %v", n, err)
+	for i := range recs {
+		recs[i] = Record{Time: goldenT0, Value: NewBytes([]byte(fmt.Sprint("value-", i)))}
+	}
+	buf.Reset()
+	_, err = (&RecordSet{Version: 2, Records: NewRecordReader(recs[:5]...)}).WriteTo(&buf)
+	must(t, err)
+	n, err = read(withExtra(buf.Bytes()))
+	check(t, n == 5 && err != nil && strings.Contains(err.Error(), "after its 5 records"), "trailing bytes, no headers: %d records, %v", n, err)
+
+	// ReadFrom still refuses both up front.
+	for _, in := range [][]byte{bad, extra} {
+		var rs RecordSet
+		_, err := rs.ReadFrom(bytes.NewReader(in))
+		check(t, err != nil, "ReadFrom accepted a malformed batch")
+	}
 }

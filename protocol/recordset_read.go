@@ -215,14 +215,20 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 		maxTS:   int64(be.Uint64(batch[rbV2MaxTimestamp:])),
 		logTime: attrs&rbLogAppendTime != 0,
 	}
-	if codec != 0 && d.lazy {
-		// Decompressed and scanned by the first ReadRecord.
+	var err error
+	switch {
+	case codec != 0 && d.lazy:
+		// Decompressed by the first ReadRecord.
 		if count < 0 {
-			owner.release()
-			return 0, Errorf("record batch claims %d records", count)
+			err = Errorf("record batch claims %d records", count)
 		}
 		r.codec, r.count = codec, count
-	} else if err := r.scan(count); err != nil {
+	case d.lazy:
+		err = r.scanLazy(count)
+	default:
+		err = r.scan(count)
+	}
+	if err != nil {
 		owner.release()
 		return 0, err
 	}
@@ -450,6 +456,11 @@ type rbV2Reader struct {
 	// records (readOwned); the first ReadRecord decompresses them.
 	codec compress.Compression
 	count int32
+	// checkEach is set when the records were not scanned up front
+	// (readOwned): each is checked as it is read, and the header totals
+	// are taken from the rest of the batch at the first record with
+	// headers.
+	checkEach bool
 
 	total, left int
 	numHeaders  int
@@ -491,8 +502,40 @@ func (r *rbV2Reader) scan(count int32) error {
 	return nil
 }
 
-// inflate decompresses and scans the records of a batch decoded lazily,
-// and lets go of the compressed bytes.
+// scanLazy is scan for readers that check each record as they read it:
+// it only bounds count, so that a batch is parsed once, not twice.
+func (r *rbV2Reader) scanLazy(count int32) error {
+	if count < 0 || int64(count) > int64(len(r.data)/7) {
+		return Errorf("record batch claims %d records in %d bytes", count, len(r.data))
+	}
+	r.total, r.left = int(count), int(count)
+	r.checkEach = true
+	return nil
+}
+
+// sizeRest checks the records left in data, as scan does, and sums what
+// their headers need; a checkEach reader calls it at its first record
+// with headers, before allocate.
+func (r *rbV2Reader) sizeRest() error {
+	b := r.data
+	for i := 0; i < r.left; i++ {
+		rec, n, err := rbParseRecordV2(b, true)
+		if err != nil {
+			return fmt.Errorf("record %d of batch: %w", r.total-r.left+i, err)
+		}
+		r.numHeaders += rec.numHeaders
+		r.keyBytes += rec.keyBytes
+		r.valueBytes += rec.valueBytes
+		b = b[n:]
+	}
+	if len(b) != 0 {
+		return Errorf("record batch has %d bytes after its %d records", len(b), r.total)
+	}
+	return nil
+}
+
+// inflate decompresses the records of a batch decoded lazily, and lets go
+// of the compressed bytes.
 func (r *rbV2Reader) inflate() error {
 	codec := r.codec
 	r.codec = 0
@@ -503,7 +546,7 @@ func (r *rbV2Reader) inflate() error {
 	r.owner.release()
 	r.owner = rbNewShared(out)
 	r.data = out.b
-	return r.scan(r.count)
+	return r.scanLazy(r.count)
 }
 
 func (r *rbV2Reader) ReadRecord() (*Record, error) {
@@ -542,14 +585,28 @@ func (r *rbV2Reader) next() (rbRecordV2, error) {
 		}
 	}
 	if r.left <= 0 {
+		var err error = io.EOF
+		if r.checkEach && len(r.data) != 0 {
+			err = Errorf("record batch has %d bytes after its %d records", len(r.data), r.total)
+		}
 		r.finish()
-		return rbRecordV2{}, io.EOF
+		return rbRecordV2{}, err
 	}
-	if r.numHeaders != 0 && r.headers == nil {
+	if !r.checkEach && r.numHeaders != 0 && r.headers == nil {
 		r.allocate()
 	}
-	rec, n, err := rbParseRecordV2(r.data, false)
-	if err != nil { // cannot happen after scan; keep the reader safe anyway
+	rec, n, err := rbParseRecordV2(r.data, r.checkEach)
+	if err == nil && r.checkEach && rec.numHeaders != 0 && r.headers == nil {
+		// The first record with headers: size those of the whole rest of
+		// the batch at once, as scan does for a batch read up front.
+		if err = r.sizeRest(); err == nil {
+			r.allocate()
+		}
+	}
+	if err != nil {
+		if r.checkEach {
+			err = fmt.Errorf("record %d of batch: %w", r.total-r.left, err)
+		}
 		r.finish()
 		return rec, err
 	}
