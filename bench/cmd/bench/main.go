@@ -462,7 +462,7 @@ func run(ctx context.Context, args []string) error {
 	if o.external {
 		header = append(header, "- Brokers: external, $KAFKA_BROKERS = "+b.brokers+".")
 	} else {
-		header = append(header, fmt.Sprintf("- Brokers: the embedded cluster (itest/cmd/cluster: franz-go's kfake, 3 brokers in one process on random ports), "+
+		header = append(header, fmt.Sprintf("- Brokers: the embedded cluster (itest/cmd/cluster: franz-go's kfake, 3 brokers in one process on free ports the tool picks), "+
 			"a fresh cluster process for every run, started by the tool; each run writes to a new topic of %d partitions, replication 1.", o.partitions))
 	}
 	header = append(header, "- This project: "+gitState(o.repo)+" (the fork load generator is built from the working tree).")
