@@ -550,11 +550,11 @@ func (r *rbV2Reader) inflate() error {
 }
 
 func (r *rbV2Reader) ReadRecord() (*Record, error) {
-	i := r.total - r.left
 	rec, err := r.next()
 	if err != nil {
 		return nil, err
 	}
+	i := r.total - r.left - 1 // next counted it (and sized total, if lazily)
 	if r.slots == nil {
 		r.slots = make([]rbBytes, 2*r.total)
 	}
@@ -596,17 +596,17 @@ func (r *rbV2Reader) next() (rbRecordV2, error) {
 		r.allocate()
 	}
 	rec, n, err := rbParseRecordV2(r.data, r.checkEach)
-	if err == nil && r.checkEach && rec.numHeaders != 0 && r.headers == nil {
+	switch {
+	case err != nil && r.checkEach:
+		err = fmt.Errorf("record %d of batch: %w", r.total-r.left, err)
+	case err == nil && r.checkEach && rec.numHeaders != 0 && r.headers == nil:
 		// The first record with headers: size those of the whole rest of
 		// the batch at once, as scan does for a batch read up front.
 		if err = r.sizeRest(); err == nil {
 			r.allocate()
 		}
 	}
-	if err != nil {
-		if r.checkEach {
-			err = fmt.Errorf("record %d of batch: %w", r.total-r.left, err)
-		}
+	if err != nil { // without checkEach, cannot happen after scan
 		r.finish()
 		return rec, err
 	}
@@ -615,8 +615,8 @@ func (r *rbV2Reader) next() (rbRecordV2, error) {
 	return rec, nil
 }
 
-// allocate makes the memory of the headers of every record of the batch
-// at once, before the first record is read.
+// allocate makes the memory of the headers of the records left in data
+// (all of the batch's, or from the first with headers on) at once.
 func (r *rbV2Reader) allocate() {
 	r.headers = make([]Header, r.numHeaders)
 	r.hvalues = make([]byte, r.valueBytes)
