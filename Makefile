@@ -5,7 +5,9 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
 GO ?= go
-# Flags for every `go test` run by `make test`.
+# Flags for every `go test` run by `make test`. -count=1 is always passed
+# before them: Go's test result cache does not know that a test talks to a
+# broker, so a cached "ok" could hide integration tests that never ran.
 GOTESTFLAGS ?= -race -timeout 20m
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 10s
@@ -21,6 +23,12 @@ export KAFKA_BROKERS KAFKA_SASL_BROKERS
 CACHE_DIR := $(CURDIR)/.cache
 CLUSTER_BIN := $(CACHE_DIR)/bin/cluster
 
+# The one place the staticcheck version is pinned (CI installs it through
+# `make staticcheck`). 2026.2.2 is the first release line that analyses Go
+# 1.26 code; bump it together with the Go version CI uses.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(CACHE_DIR)/tools/staticcheck@$(STATICCHECK_VERSION)/staticcheck
+
 # Shell snippets shared by the recipes below.
 #
 # modules: the root module first, then every nested module (any directory
@@ -32,15 +40,28 @@ modroot() { local d="$$1"; while [ ! -f "$$d/go.mod" ]; do d="$$(dirname "$$d")"
 relto() { local r="$${2#$$1}"; echo "./$${r#/}"; };
 endef
 
+# Every .PHONY target has a line here; `make help-check` (part of `make
+# lint`, so of CI) fails when one is missing.
 .PHONY: help
 help:
-	@echo 'make cluster   run the embedded Kafka cluster (kfake) in the foreground: brokers 127.0.0.1:9092-9094, SASL 127.0.0.1:9096'
-	@echo 'make docker    start a real Apache Kafka cluster with docker compose on the same ports (make docker-down stops it)'
-	@echo 'make test      go test $(GOTESTFLAGS) ./... in the root module and every nested module (needs a running cluster)'
-	@echo 'make example   start the embedded cluster in the background, run the examples against it, stop it'
-	@echo 'make vet       go vet ./... in every module'
-	@echo 'make fuzz      run every Fuzz target for FUZZTIME=$(FUZZTIME)'
-	@echo 'make modules   list the modules test/vet iterate over'
+	@echo 'make cluster       run the embedded Kafka cluster (kfake) in the foreground: brokers 127.0.0.1:9092-9094, SASL 127.0.0.1:9096'
+	@echo 'make cluster-bin   build the embedded cluster binary into .cache/bin/cluster'
+	@echo 'make docker        start a real Apache Kafka cluster with docker compose on the same ports'
+	@echo 'make docker-down   stop that cluster and remove its containers and volumes'
+	@echo 'make test          go test -count=1 $(GOTESTFLAGS) ./... in the root module and every nested module;'
+	@echo '                   without a cluster the integration tests skip (and pass), unless KAFKA_REQUIRE_BROKERS=1 makes them fail'
+	@echo 'make example       start the embedded cluster in the background, run the examples against it, stop it'
+	@echo 'make lint          tidy-check, fmt-check, vet, staticcheck and help-check: what CI checks before the tests'
+	@echo 'make tidy-check    go mod tidy -diff in every module'
+	@echo 'make fmt-check     gofmt -l over the repository'
+	@echo 'make vet           go vet ./... in every module'
+	@echo 'make staticcheck   staticcheck ./... in every module (honnef.co/go/tools $(STATICCHECK_VERSION), installed into .cache)'
+	@echo 'make help-check    check that this help names every .PHONY target of the Makefile'
+	@echo 'make fuzz          run every Fuzz target for FUZZTIME=$(FUZZTIME) each (several minutes at the default)'
+	@echo 'make bench         the benchmark tool (bench/), full run, writes docs/bench/'
+	@echo 'make bench-quick   the same, shorter (about 2 minutes)'
+	@echo 'make modules       list the modules test, vet and lint iterate over'
+	@echo 'make help          this list'
 
 .PHONY: modules
 modules:
@@ -69,11 +90,10 @@ docker-down:
 test:
 	@$(SH_FUNCS) failed=""; \
 	for m in $$(modules); do \
-		echo "==> $$m: $(GO) test $(GOTESTFLAGS) ./..."; \
-		(cd "$$m" && $(GO) test $(GOTESTFLAGS) ./...) || failed="$$failed $$m"; \
+		echo "==> $$m: $(GO) test -count=1 $(GOTESTFLAGS) ./..."; \
+		(cd "$$m" && $(GO) test -count=1 $(GOTESTFLAGS) ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED in:$$failed"; exit 1; fi
-
 
 .PHONY: vet
 vet:
@@ -83,6 +103,49 @@ vet:
 		(cd "$$m" && $(GO) vet ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "make vet: FAILED in:$$failed"; exit 1; fi
+
+.PHONY: lint
+lint: tidy-check fmt-check vet staticcheck help-check
+
+# `go mod tidy -diff` prints what tidy would change and fails without
+# touching go.mod or go.sum.
+.PHONY: tidy-check
+tidy-check:
+	@$(SH_FUNCS) failed=""; \
+	for m in $$(modules); do \
+		echo "==> $$m: $(GO) mod tidy -diff"; \
+		(cd "$$m" && $(GO) mod tidy -diff) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make tidy-check: not tidy:$$failed"; exit 1; fi
+
+# gofmt needs no module; .git and .cache hold no source of ours.
+.PHONY: fmt-check
+fmt-check:
+	@echo "==> gofmt -l"; \
+	unformatted=$$(find . \( -path ./.git -o -path ./.cache \) -prune -o -name '*.go' -print | xargs gofmt -l); \
+	if [ -n "$$unformatted" ]; then echo "make fmt-check: files need gofmt:"; echo "$$unformatted"; exit 1; fi
+
+$(STATICCHECK):
+	@mkdir -p $(dir $@)
+	GOBIN=$(dir $@) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+.PHONY: staticcheck
+staticcheck: $(STATICCHECK)
+	@$(SH_FUNCS) failed=""; \
+	for m in $$(modules); do \
+		echo "==> $$m: staticcheck ./..."; \
+		(cd "$$m" && $(STATICCHECK) ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make staticcheck: findings in:$$failed"; exit 1; fi
+
+.PHONY: help-check
+help-check:
+	@missing=""; help=$$($(MAKE) --no-print-directory -s -f $(firstword $(MAKEFILE_LIST)) help); \
+	for t in $$(sed -n 's/^\.PHONY: *//p' $(firstword $(MAKEFILE_LIST))); do \
+		grep -q "^make $$t " <<<"$$help" || missing="$$missing $$t"; \
+	done; \
+	if [ -n "$$missing" ]; then echo "make help-check: make help does not list:$$missing"; exit 1; fi; \
+	echo "make help lists every .PHONY target"
 
 # Fuzz targets are found by grepping test files, so new ones are picked up
 # without touching this file. `go test -fuzz` takes one package and one

@@ -352,7 +352,9 @@ func (c *Conn) saslAuthenticate(handshakeVersion int16, data []byte) ([]byte, er
 func saslError(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return fmt.Errorf("%w: the broker closed the connection (%v)", SASLAuthenticationFailed, err)
+		// The network error stays wrapped (as io.ErrUnexpectedEOF, never a
+		// bare io.EOF), so that callers can tell a lost connection.
+		return fmt.Errorf("%w: the broker closed the connection: %w", SASLAuthenticationFailed, dontExpectEOF(err))
 	}
 	return err
 }
@@ -388,7 +390,9 @@ func (d *Dialer) dialContext(ctx context.Context, network string, address string
 	tc := tls.Client(nc, config)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		nc.Close()
-		return nil, err
+		// A server that hangs up on our hello gives io.EOF; it is a lost
+		// connection like any other, so it is reported as one.
+		return nil, dontExpectEOF(err)
 	}
 	return tc, nil
 }
@@ -416,11 +420,6 @@ func backoff(attempt int, min time.Duration, max time.Duration) time.Duration {
 		d = max
 	}
 	return d
-}
-
-// canonicalAddress is s as host:port, with the default port when s has none.
-func canonicalAddress(s string) string {
-	return net.JoinHostPort(splitHostPort(s))
 }
 
 // splitHostPort never fails: a bare host name is what users most often

@@ -153,16 +153,6 @@ func (k apiKey) String() string {
 	return strconv.Itoa(int(k))
 }
 
-// apiVersion is a version number of an API.
-type apiVersion int16
-
-// API versions this package refers to by name.
-const (
-	v0, v1, v2, v3 = 0, 1, 2, 3
-	v5, v6, v7     = 5, 6, 7
-	v10            = 10
-)
-
 // makeInt8, makeInt16, makeInt32 and makeInt64 decode big-endian integers
 // from the start of b, which must be long enough.
 func makeInt8(b []byte) int8   { return int8(b[0]) }

@@ -18,8 +18,9 @@ func TestCounterAndGauge(t *testing.T) {
 	var g gauge
 	g.observe(5)
 	g.observe(2)
-	if g.snapshot() != 2 || g.snapshot() != 2 {
-		t.Fatal("gauge must keep its last value")
+	first, second := g.snapshot(), g.snapshot()
+	if first != 2 || second != 2 {
+		t.Fatalf("gauge snapshots %d then %d: it must keep its last value", first, second)
 	}
 }
 

@@ -120,7 +120,9 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, network, addre
 		}
 		tc := tls.Client(nc, conf)
 		if err := tc.HandshakeContext(ctx); err != nil {
-			return nil, fmt.Errorf("kafka: TLS handshake with %s: %w", address, err)
+			// A hang-up during the handshake is a lost connection:
+			// io.ErrUnexpectedEOF, like any other, never io.EOF.
+			return nil, fmt.Errorf("kafka: TLS handshake with %s: %w", address, noEOF(err))
 		}
 		nc = tc
 	}
@@ -338,7 +340,9 @@ func checkID(got, want int32) error {
 func readRawFrame(r io.Reader) ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, err
+		// The frame is the answer to a request we sent: the stream may
+		// not end before it.
+		return nil, noEOF(err)
 	}
 	size := int32(binary.BigEndian.Uint32(hdr[:]))
 	if size < 4 {
@@ -445,8 +449,12 @@ func (h *handshake) saslToken(token []byte) ([]byte, error) {
 // an end of stream.
 func (h *handshake) authError(mech string, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isConnReset(err) {
-		return fmt.Errorf("kafka: SASL %s authentication with broker %s failed: the broker closed the connection (wrong credentials?): %w",
-			mech, h.address, SASLAuthenticationFailed)
+		// Both are wrapped: errors.Is(err, SASLAuthenticationFailed) for
+		// those who check for a refused login, and the network error (an
+		// io.ErrUnexpectedEOF, never a bare io.EOF) so that the Writer and
+		// Reader retry a connection lost in the middle of the exchange.
+		return fmt.Errorf("kafka: SASL %s authentication with broker %s failed: the broker closed the connection (wrong credentials?): %w: %w",
+			mech, h.address, SASLAuthenticationFailed, noEOF(err))
 	}
 	var kerr Error
 	if errors.As(err, &kerr) {
@@ -611,10 +619,12 @@ func (c *brokerConn) readResponses(br *bufio.Reader) error {
 	for {
 		hdr, err := br.Peek(8)
 		if err != nil {
-			if len(hdr) > 0 && errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return err
+			// Even at a frame boundary the end of the stream is
+			// unexpected for the requests waiting on it, and for any
+			// sent on the connection later (they get c.err): as in
+			// upstream, they all see io.ErrUnexpectedEOF, which callers
+			// retry on, never a bare io.EOF.
+			return noEOF(err)
 		}
 		size := int32(binary.BigEndian.Uint32(hdr[:4]))
 		id := int32(binary.BigEndian.Uint32(hdr[4:]))

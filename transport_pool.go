@@ -388,10 +388,3 @@ func (p *connPool) shutdown(err error) {
 		c.close(err)
 	}
 }
-
-// numConns is the number of open connections (for tests).
-func (p *connPool) numConns() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.conns)
-}

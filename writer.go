@@ -178,16 +178,55 @@ type Writer struct {
 	// (context done, Writer closed) returns an error wrapping the reason;
 	// the messages it could not buffer were not written and never will be,
 	// the others are delivered as usual; see NotAcceptedError.
+	//
+	// Both bounds count a batch until the brokers acknowledge it. With
+	// RequiredAcks at RequireNone (its zero value) the broker sends no
+	// answer, so a batch is done, and its space free, as soon as its
+	// request is written to the connection: the bounds still cap what the
+	// Writer holds, but they do not slow the producer down to what the
+	// brokers have stored, and a batch a broker loses is not reported. Set
+	// RequireOne or RequireAll for the bounds to follow the brokers.
 	MaxBufferedBatches int
 
 	// MaxBufferedBytes bounds the bytes of the messages (as measured for
 	// BatchBytes) that the whole Writer holds at once, from the moment
 	// WriteMessages accepts them until their batch is acknowledged or fails,
 	// across all partitions. Zero (the default) means no bound. A single
-	// message larger than the bound is rejected with MessageTooLargeError.
+	// message larger than the bound fails the call with an error whose text
+	// names MaxBufferedBytes and which wraps a MessageTooLargeError (find it
+	// with errors.As; a message over BatchBytes gets the bare
+	// MessageTooLargeError, as before).
 	// Waiting, context and Close behave as for MaxBufferedBatches; with both
 	// set, both bounds hold.
 	MaxBufferedBytes int64
+
+	// Idempotent makes the brokers drop the copies that retries would
+	// otherwise write. Off by default, so that nothing changes for existing
+	// programs (and clusters that do not grant IDEMPOTENT_WRITE keep
+	// working); the name follows the Java client's enable.idempotence and
+	// the field style of Async.
+	//
+	// With it, the Writer gets a producer ID from the cluster
+	// (InitProducerId, Kafka 0.11+, with the IDEMPOTENT_WRITE permission on
+	// the cluster or WRITE on a topic) and numbers the messages of each
+	// partition; a batch sent again after a lost answer, a closed
+	// connection or a leader change keeps its numbers, and the broker
+	// acknowledges it without appending it twice. Each partition's messages
+	// are then in the log once each, in the order they were accepted, as
+	// long as the Writer reports them written. A batch whose outcome stays
+	// unknown (MaxAttempts used up, or an *IdempotenceError) may or may not
+	// be in the log, as without this option, but is never in it twice.
+	//
+	// When the broker refuses a batch's numbers (OUT_OF_ORDER_SEQUENCE_NUMBER,
+	// UNKNOWN_PRODUCER_ID), the Writer bumps the producer epoch and the
+	// partition starts its numbers over, as the Java client does; the batch
+	// is sent again unless an earlier attempt of it may have been appended,
+	// in which case it fails with an *IdempotenceError.
+	//
+	// RequiredAcks must be RequireAll: WriteMessages fails otherwise. The
+	// option costs one InitProducerId request per Writer and no byte on the
+	// wire (every batch header has room for the producer ID and sequence).
+	Idempotent bool
 
 	// mu guards closed and writers. It is never held while waiting for
 	// buffer space or for the network.
@@ -203,6 +242,9 @@ type Writer struct {
 
 	once sync.Once
 	st   *writerState
+
+	// idem is the producer session when Idempotent is set.
+	idem idemProducer
 
 	// The balancer used when Balancer is nil.
 	roundRobin RoundRobin
@@ -418,20 +460,23 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 		return io.ErrClosedPipe
 	}
 	defer w.leave()
+	if err := w.checkIdempotent(); err != nil {
+		return err
+	}
 	if len(msgs) == 0 {
 		return nil // after the closed check, as before: a closed writer says so
 	}
 	st := w.state()
 
-	limit := w.batchBytes()
-	if st.bytes != nil && st.bytes.Limit() < limit {
-		limit = st.bytes.Limit()
-	}
 	for i := range msgs {
-		if int64(msgs[i].totalSize()) > limit {
-			// As in earlier versions, the whole call fails: the program is
-			// expected to drop the message and retry with Remaining.
-			return messageTooLarge(msgs, i)
+		// As in earlier versions, the whole call fails: the program is
+		// expected to drop the message and retry with Remaining.
+		size := int64(msgs[i].totalSize())
+		if size > w.batchBytes() {
+			return messageTooLarge(msgs, i) // as upstream, bare
+		}
+		if st.bytes != nil && size > st.bytes.Limit() {
+			return &bufferLimitError{index: i, size: size, limit: st.bytes.Limit(), err: messageTooLarge(msgs, i)}
 		}
 	}
 

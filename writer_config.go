@@ -78,6 +78,9 @@ type WriterConfig struct {
 
 	// MaxBufferedBytes is copied to the Writer; see there.
 	MaxBufferedBytes int64
+
+	// Idempotent is copied to the Writer; see there.
+	Idempotent bool
 }
 
 // Validate reports a configuration NewWriter cannot use.
@@ -129,6 +132,7 @@ func NewWriter(config WriterConfig) *Writer {
 	w.Async = config.Async
 	w.Logger, w.ErrorLogger = config.Logger, config.ErrorLogger
 	w.MaxBufferedBatches, w.MaxBufferedBytes = config.MaxBufferedBatches, config.MaxBufferedBytes
+	w.Idempotent = config.Idempotent
 
 	// NewWriter has always read 0 as "all replicas", unlike a Writer literal.
 	w.RequiredAcks = RequireAll

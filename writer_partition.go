@@ -60,12 +60,19 @@ type partitionWriter struct {
 	// pending is the line of callers waiting to add a message, in arrival
 	// order; see slotWaiter.
 	pending []*slotWaiter
+
+	// idem is the sequence state of an idempotent Writer (nil otherwise),
+	// used by the sending loop only; see writer_idempotent.go.
+	idem *idemPartition
 }
 
 // newPartitionWriter starts the goroutines of a new partition writer. Called
 // with w.mu held and w not closed, so the inflight.Add calls are safe.
 func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
 	pw := &partitionWriter{w: w, key: key, wake: make(chan struct{}, 1)}
+	if w.Idempotent {
+		pw.idem = &idemPartition{p: &w.idem}
+	}
 	st := w.state()
 	if n := w.MaxBufferedBatches; n > 0 {
 		pw.slots = writerbuf.New(int64(n) + 2)
@@ -506,6 +513,9 @@ func (pw *partitionWriter) send(b *writeBatch) {
 			m.Topic = pw.key.topic
 			m.Partition = int(pw.key.partition)
 			m.Offset = res.baseOffset + int64(i)
+			if res.baseOffset < 0 {
+				m.Offset = -1 // a duplicate the broker did not place
+			}
 			if m.Time.IsZero() {
 				m.Time = res.logAppendTime
 			}
@@ -547,6 +557,7 @@ func (pw *partitionWriter) send(b *writeBatch) {
 		w.Completion(b.msgs, err)
 		b.finish()
 	default:
+		pw.reportDropped(b, err)
 		b.finish()
 	}
 }
@@ -583,6 +594,9 @@ func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, er
 			err = res.err
 			s.waitTime.observe(int64(res.throttle))
 		}
+		if pw.idem != nil {
+			err = pw.idem.settle(res, err)
+		}
 		if err == nil {
 			break
 		}
@@ -595,6 +609,7 @@ func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, er
 			w.state().meta.invalidate(key.topic)
 		}
 	}
+	pw.idem.finish(b, err)
 	return res, err
 }
 
@@ -615,6 +630,10 @@ func leadershipChanged(err error) bool {
 func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
 	w := pw.w
 	timeout := w.writeTimeout()
+	records, err := pw.records(b)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 
@@ -629,7 +648,7 @@ func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
 				Partition: pw.key.partition,
 				RecordSet: protocol.RecordSet{
 					Attributes: protocol.Attributes(w.Compression) & 7,
-					Records:    &batchRecords{msgs: b.msgs},
+					Records:    records,
 				},
 			}},
 		}},

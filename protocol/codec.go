@@ -90,11 +90,12 @@ func isRecordsType(t reflect.Type) bool {
 	return p.Implements(writerToType) && p.Implements(readerFromType)
 }
 
+// codecKey names a cached struct codec. A struct is never nullable on the
+// wire, so nullability is not part of the key.
 type codecKey struct {
 	t        reflect.Type
 	version  int16
 	flexible bool
-	nullable bool
 	strict   bool
 }
 
@@ -563,11 +564,22 @@ func (f *structField) field(v reflect.Value) reflect.Value {
 	return v.FieldByIndex(f.index)
 }
 
-// isEmbeddedStruct reports whether f is an embedded struct without a kafka
-// tag, whose fields count as fields of the embedding struct.
-func isEmbeddedStruct(f reflect.StructField) bool {
-	_, tagged := f.Tag.Lookup("kafka")
-	return f.Anonymous && f.Type.Kind() == reflect.Struct && !tagged && !isRecordsType(f.Type)
+// isInlineStruct reports whether f is a struct whose fields count as fields
+// of the struct holding it: an embedded struct without a kafka tag, or a
+// struct field tagged kafka:"inline". The latter is for a group of fields
+// that the spec puts directly in a message but that the Go API nests under
+// a name (DescribeAcls's Filter): encoding and decoding then go through the
+// named field itself, so there is no flat copy to keep in step with it, and
+// no tagged-field section of its own in flexible versions.
+func isInlineStruct(f reflect.StructField) bool {
+	if f.Type.Kind() != reflect.Struct || isRecordsType(f.Type) {
+		return false
+	}
+	tag, tagged := f.Tag.Lookup("kafka")
+	if tagged {
+		return tag == "inline"
+	}
+	return f.Anonymous
 }
 
 func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexible, strict bool) error {
@@ -712,7 +724,7 @@ func (c *compiler) collectFields(fields, tagged *[]structField, t reflect.Type, 
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		index := append(append([]int(nil), prefix...), i)
-		if isEmbeddedStruct(f) {
+		if isInlineStruct(f) {
 			if err := c.collectFields(fields, tagged, f.Type, index, version, flexible, strict); err != nil {
 				return err
 			}

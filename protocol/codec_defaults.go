@@ -52,7 +52,7 @@ func (c *compiler) defaultValue(t reflect.Type) (v reflect.Value, ok bool, err e
 	v = reflect.New(t).Elem()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if isEmbeddedStruct(f) {
+		if isInlineStruct(f) {
 			sub, subOK, err := c.defaultValue(f.Type)
 			if err != nil {
 				return v, false, err

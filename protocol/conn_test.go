@@ -38,10 +38,6 @@ func fakeServer(t *testing.T, conn net.Conn, respond func(v int16, id int32, cli
 	return &wg
 }
 
-type noResponseRequest struct{ testRequest }
-
-func (*noResponseRequest) HasResponse() bool { return false }
-
 func TestRoundTripOverPipe(t *testing.T) {
 	client, server := net.Pipe()
 	var seen []string

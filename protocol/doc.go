@@ -45,7 +45,9 @@
 //
 // A field with no kafka tag, or with kafka:"-", is not on the wire.
 // Unexported fields are ignored. An embedded struct without a tag lends
-// its fields to the embedding struct.
+// its fields to the embedding struct, and so does a named struct field
+// tagged kafka:"inline" (its fields carry their own tags; it adds no
+// tagged-field section of its own).
 //
 // # Types
 //

@@ -126,7 +126,8 @@ const (
 )
 
 // Result returns r as a Message or as an error; any other type is a bug in
-// the caller and panics.
+// the caller and panics. The panic value is an error whose text is
+// upstream's, word for word, since tests of Merge implementations match it.
 func Result(r interface{}) (Message, error) {
 	if m, ok := r.(Message); ok {
 		return m, nil
@@ -134,5 +135,5 @@ func Result(r interface{}) (Message, error) {
 	if err, ok := r.(error); ok {
 		return nil, err
 	}
-	panic(fmt.Sprintf("protocol.Result: %T is neither a Message nor an error", r))
+	panic(fmt.Errorf("BUG: result must be a message or an error but not %T", r))
 }

@@ -48,7 +48,8 @@ const (
 //
 // The records' offsets are not kept: they are numbered from 0 within the
 // batch, as the broker assigns the real ones. The batch header holds no
-// producer id, epoch or sequence (all -1). Records of nested batches
+// producer id, epoch or sequence (all -1), unless Records is a
+// ProducerRecords. Records of nested batches
 // (*RecordBatch, *ControlBatch, *RecordStream...) are written as records of
 // that one batch. Keys and values are closed once written.
 //
@@ -69,6 +70,9 @@ func (rs *RecordSet) WriteTo(w io.Writer) (int64, error) {
 	var err error
 	switch rs.Version {
 	case 0, 1:
+		if _, ok := rs.Records.(ProducerRecords); ok {
+			return 0, errProducerLegacy
+		}
 		err = rbWriteLegacy(out, 1, rs.Attributes, rs.Records)
 	case 2:
 		err = rbWriteV2(out, rs.Attributes, rs.Records)
@@ -145,6 +149,11 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 		return Errorf("record batch of %d bytes is too large", len(out.b)-start)
 	}
 
+	producerID, producerEpoch, baseSequence := int64(-1), int16(-1), int32(-1)
+	if p, ok := records.(ProducerRecords); ok {
+		producerID, producerEpoch, baseSequence = p.ProducerBatch()
+	}
+
 	h := out.b[start:]
 	be := binary.BigEndian
 	be.PutUint64(h[rbV2BaseOffset:], 0)
@@ -155,9 +164,9 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 	be.PutUint32(h[rbV2LastOffsetDelta:], uint32(count-1))
 	be.PutUint64(h[rbV2FirstTimestamp:], uint64(first))
 	be.PutUint64(h[rbV2MaxTimestamp:], uint64(maxTS))
-	be.PutUint64(h[rbV2ProducerID:], 1<<64-1)    // -1: not idempotent
-	be.PutUint16(h[rbV2ProducerEpoch:], 1<<16-1) // -1
-	be.PutUint32(h[rbV2BaseSequence:], 1<<32-1)  // -1
+	be.PutUint64(h[rbV2ProducerID:], uint64(producerID)) // -1: not idempotent
+	be.PutUint16(h[rbV2ProducerEpoch:], uint16(producerEpoch))
+	be.PutUint32(h[rbV2BaseSequence:], uint32(baseSequence))
 	be.PutUint32(h[rbV2RecordCount:], uint32(count))
 	be.PutUint32(h[rbV2CRC:], rbCRC32C(h[rbV2Attributes:]))
 	return nil

@@ -226,7 +226,7 @@ func findHeaderTag(t reflect.Type) (*headerTag, error) {
 				return &h, nil
 			}
 		}
-		if isEmbeddedStruct(f) {
+		if isInlineStruct(f) {
 			if h, err := findHeaderTag(f.Type); h != nil || err != nil {
 				return h, err
 			}

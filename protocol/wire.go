@@ -14,7 +14,6 @@ import (
 var errWireShort = io.ErrUnexpectedEOF
 
 var (
-	errWireNegativeLength = errors.New("kafka protocol: negative length for a non-nullable field")
 	errWireVarintOverflow = errors.New("kafka protocol: unsigned varint overflows 32 bits")
 )
 

@@ -16,7 +16,6 @@ import (
 // types, independently of the codec under test.
 type wire []byte
 
-func (w wire) i8(v int8) wire   { return append(w, byte(v)) }
 func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16(v)) }
 func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
 func (w wire) i64(v int64) wire { return binary.BigEndian.AppendUint64(w, uint64(v)) }
@@ -28,8 +27,7 @@ func (w wire) boolean(b bool) wire {
 	return append(w, 0)
 }
 
-// str is STRING (int16 length), cstr COMPACT_STRING (uvarint length+1).
-func (w wire) str(s string) wire  { return append(w.i16(int16(len(s))), s...) }
+// cstr is COMPACT_STRING (uvarint length+1).
 func (w wire) cstr(s string) wire { return append(w.uv(uint64(len(s))+1), s...) }
 
 // raw appends bytes as they are (tagged-field sections, UUIDs, ...).
@@ -94,25 +92,6 @@ func readResponse(t *testing.T, key protocol.ApiKey, v int16, taggedHeader bool,
 	}
 	if id != 7 {
 		t.Fatalf("correlation ID %d", id)
-	}
-	return msg
-}
-
-// readRequestBody frames body as a request of version v and decodes it.
-func readRequestBody(t *testing.T, key protocol.ApiKey, v int16, flexible bool, body []byte) protocol.Message {
-	t.Helper()
-	frame := wire{}.i32(0).i16(int16(key)).i16(v).i32(7).str("c")
-	if flexible {
-		frame = frame.uv(0)
-	}
-	frame = append(frame, body...)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	gotV, _, _, msg, err := protocol.ReadRequest(bytes.NewReader(frame))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if gotV != v {
-		t.Fatalf("version %d", gotV)
 	}
 	return msg
 }

@@ -9,22 +9,13 @@ func init() {
 }
 
 // Request carries its filter in Filter, as upstream's API does. On the wire
-// the filter's fields are part of the request itself (a nested struct would
-// get its own tagged-field section in flexible versions), so they are
-// mirrored by the flat fields below, which Prepare fills from Filter.
-// Decoding fills the flat fields only.
+// the filter's fields are part of the request itself, with the request's
+// single tagged-field section after them in flexible versions: Filter is
+// inline, so encoding reads it and decoding fills it directly.
 type Request struct {
 	_ struct{} `kafka:"versions=v0-3,flexible=v2"`
 
-	Filter ACLFilter `kafka:"-"`
-
-	ResourceTypeFilter        int8   `kafka:"v0+"`
-	ResourceNameFilter        string `kafka:"v0+,nullable"`
-	ResourcePatternTypeFilter int8   `kafka:"v1+"`
-	PrincipalFilter           string `kafka:"v0+,nullable"`
-	HostFilter                string `kafka:"v0+,nullable"`
-	Operation                 int8   `kafka:"v0+"`
-	PermissionType            int8   `kafka:"v0+"`
+	Filter ACLFilter `kafka:"inline"`
 }
 
 func (r *Request) ApiKey() protocol.ApiKey { return protocol.DescribeAcls }
@@ -34,31 +25,16 @@ func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
 	return cluster.Brokers[cluster.Controller], nil
 }
 
-// Prepare copies Filter into the wire fields when it is set.
-func (r *Request) Prepare(apiVersion int16) {
-	if r.Filter == (ACLFilter{}) {
-		return
-	}
-	f := &r.Filter
-	r.ResourceTypeFilter = f.ResourceTypeFilter
-	r.ResourceNameFilter = f.ResourceNameFilter
-	r.ResourcePatternTypeFilter = f.ResourcePatternTypeFilter
-	r.PrincipalFilter = f.PrincipalFilter
-	r.HostFilter = f.HostFilter
-	r.Operation = f.Operation
-	r.PermissionType = f.PermissionType
-}
-
 // ACLFilter matches ACLs; empty string filters (sent as null) match any
 // value.
 type ACLFilter struct {
-	ResourceTypeFilter        int8
-	ResourceNameFilter        string
-	ResourcePatternTypeFilter int8
-	PrincipalFilter           string
-	HostFilter                string
-	Operation                 int8
-	PermissionType            int8
+	ResourceTypeFilter        int8   `kafka:"v0+"`
+	ResourceNameFilter        string `kafka:"v0+,nullable"`
+	ResourcePatternTypeFilter int8   `kafka:"v1+"`
+	PrincipalFilter           string `kafka:"v0+,nullable"`
+	HostFilter                string `kafka:"v0+,nullable"`
+	Operation                 int8   `kafka:"v0+"`
+	PermissionType            int8   `kafka:"v0+"`
 }
 
 type Response struct {
@@ -86,7 +62,4 @@ type ResponseACL struct {
 	PermissionType int8   `kafka:"v0+"`
 }
 
-var (
-	_ protocol.BrokerMessage   = (*Request)(nil)
-	_ protocol.PreparedMessage = (*Request)(nil)
-)
+var _ protocol.BrokerMessage = (*Request)(nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/describeconfigs"
 	"github.com/segmentio/kafka-go/protocol/prototest"
+	"github.com/stretchr/testify/require"
 )
 
 func TestDescribeConfigsRoundTrip(t *testing.T) {
@@ -76,4 +77,15 @@ func TestDescribeConfigsRouting(t *testing.T) {
 	if _, err := bad.Broker(cluster); err == nil {
 		t.Error("a broker resource with a non-numeric name must fail routing")
 	}
+}
+
+// Merge given a result that is neither a message nor an error panics with
+// upstream's text, which callers' tests match.
+func TestDescribeConfigsMergePanicText(t *testing.T) {
+	r1 := &describeconfigs.Response{Resources: []describeconfigs.ResponseResource{{ResourceName: "r1"}}}
+	require.PanicsWithError(t, "BUG: result must be a message or an error but not string", func() {
+		_, _ = (&describeconfigs.Response{}).Merge(
+			[]protocol.Message{&describeconfigs.Request{}, &describeconfigs.Request{}},
+			[]interface{}{r1, "how did a string get here"})
+	})
 }

@@ -23,12 +23,6 @@ func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16
 func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
 func (w wire) i64(v int64) wire { return binary.BigEndian.AppendUint64(w, uint64(v)) }
 func (w wire) uv(v uint64) wire { return binary.AppendUvarint(w, v) }
-func (w wire) boolean(b bool) wire {
-	if b {
-		return append(w, 1)
-	}
-	return append(w, 0)
-}
 
 // str is STRING (int16 length), cstr COMPACT_STRING (uvarint length+1).
 func (w wire) str(s string) wire  { return append(w.i16(int16(len(s))), s...) }

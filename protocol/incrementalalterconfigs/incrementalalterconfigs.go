@@ -49,6 +49,7 @@ func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
 			continue
 		}
 		if found && res.ResourceName != name {
+			//lint:ignore ST1005 upstream's exact text, which callers may match
 			return protocol.Broker{}, errors.New("Updating more than one broker in a single request is not supported yet")
 		}
 		name, found = res.ResourceName, true

@@ -15,10 +15,8 @@ import (
 // types, independently of the codec under test.
 type wire []byte
 
-func (w wire) i8(v int8) wire   { return append(w, byte(v)) }
 func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16(v)) }
 func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
-func (w wire) i64(v int64) wire { return binary.BigEndian.AppendUint64(w, uint64(v)) }
 func (w wire) uv(v uint64) wire { return binary.AppendUvarint(w, v) }
 func (w wire) boolean(b bool) wire {
 	if b {

@@ -5,6 +5,7 @@ package saslauthenticate
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -41,6 +42,11 @@ func (r *Request) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 
 	var size [4]byte
 	if _, err := io.ReadFull(rw, size[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The token was sent: an answer is owed, so the end of the
+			// stream here is unexpected.
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, err
 	}
 	n := int32(binary.BigEndian.Uint32(size[:]))

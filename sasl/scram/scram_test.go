@@ -97,7 +97,10 @@ func server(t *testing.T, hashGen scram.HashGeneratorFcn, user, pass string) *sc
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds[user] = c.GetStoredCredentials(scram.KeyFactors{Salt: "kafka-salt-0123", Iters: 4096})
+	creds[user], err = c.GetStoredCredentialsWithError(scram.KeyFactors{Salt: "kafka-salt-0123", Iters: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := hashGen.NewServer(func(name string) (scram.StoredCredentials, error) {
 		if sc, ok := creds[name]; ok {
 			return sc, nil
