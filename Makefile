@@ -199,8 +199,10 @@ example: cluster-bin
 
 # Benchmark tool (bench/, its own module): builds one load generator per
 # client and the embedded cluster, runs every client in its own process and
-# writes docs/bench/results.md, results.json and heap.svg. `make bench-quick`
-# (or BENCHFLAGS=-quick) takes about 2 minutes; `make bench` is the full run.
+# writes docs/bench/results.md, results.json, heap.svg and consume-heap.svg.
+# `make bench-quick` (or BENCHFLAGS=-quick) takes about 8 minutes on 2 cores
+# (BENCHFLAGS='-scenarios consume' for the consumers alone); `make bench` is
+# the full run.
 BENCHFLAGS ?=
 .PHONY: bench bench-quick
 bench:

@@ -463,13 +463,24 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 	for {
 		gen := r.currentGeneration()
 		var item readerMessage
-		var ok bool
-		select {
-		case item, ok = <-r.queue:
-		case err := <-r.groupErr:
-			return Message{}, err
-		case <-ctx.Done():
-			return Message{}, ctx.Err()
+		var ok, got bool
+		if ctx.Err() == nil {
+			// A queued message is taken without selecting over the group's
+			// errors and ctx too, which costs more per message.
+			select {
+			case item, ok = <-r.queue:
+				got = true
+			default:
+			}
+		}
+		if !got {
+			select {
+			case item, ok = <-r.queue:
+			case err := <-r.groupErr:
+				return Message{}, err
+			case <-ctx.Done():
+				return Message{}, ctx.Err()
+			}
 		}
 		if !ok {
 			return Message{}, io.EOF

@@ -376,6 +376,11 @@ func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponseParti
 }
 
 func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, next *int64, send func(Message) error) error {
+	if rb, ok := batch.(*protocol.RecordBatch); ok {
+		if fr, ok := rb.Records.(protocol.RecordFieldsReader); ok {
+			return p.readRecordFields(fr, hwm, next, send)
+		}
+	}
 	for {
 		rec, err := batch.ReadRecord()
 		if err != nil {
@@ -411,7 +416,61 @@ func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, ne
 	}
 }
 
+// readRecordFields is readRecords for v2 batches: keys and values are
+// copied straight from the batch, both into one allocation, without a
+// Bytes or a reference count per record.
+func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hwm int64, next *int64, send func(Message) error) error {
+	var rec protocol.RecordFields
+	for {
+		if err := batch.ReadRecordFields(&rec); err != nil {
+			return ignoreFetchEOF(err)
+		}
+		if rec.Offset < *next {
+			continue // a compressed batch comes whole
+		}
+		msg := Message{
+			Topic:         p.topic,
+			Partition:     p.partition,
+			Offset:        rec.Offset,
+			HighWaterMark: hwm,
+			Time:          rec.Time,
+			Headers:       rec.Headers,
+		}
+		msg.Key, msg.Value = copyKeyValue(rec.Key, rec.Value)
+		if err := send(msg); err != nil {
+			return err
+		}
+		*next = rec.Offset + 1
+	}
+}
+
+// copyKeyValue copies a key and a value into one allocation; nil (null)
+// stays nil and empty stays empty. The key's capacity ends where the value
+// starts, so appending to it cannot overwrite the value.
+func copyKeyValue(k, v []byte) (key, value []byte) {
+	if k == nil && v == nil {
+		return nil, nil
+	}
+	buf := make([]byte, len(k)+len(v))
+	if k != nil {
+		key = buf[:len(k):len(k)]
+		copy(key, k)
+	}
+	if v != nil {
+		value = buf[len(k):]
+		copy(value, v)
+	}
+	return key, value
+}
+
 func (p *partitionReader) sendMessage(ctx context.Context, msg Message, watermark int64) error {
+	// Most sends find room: a one-case select is a plain channel send,
+	// without the cost of selecting over two channels per message.
+	select {
+	case p.reader.queue <- readerMessage{version: p.version, message: msg, watermark: watermark}:
+		return nil
+	default:
+	}
 	select {
 	case p.reader.queue <- readerMessage{version: p.version, message: msg, watermark: watermark}:
 		return nil

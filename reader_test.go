@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
 )
 
 // An address nothing listens on: connections are refused at once.
@@ -195,5 +197,51 @@ func TestRetryDelay(t *testing.T) {
 	}
 	if got := retryDelay(1<<30, time.Second, time.Minute); got != time.Minute {
 		t.Errorf("overflow: %v", got)
+	}
+}
+
+// Messages decoded from the wire keep what their records say: a null key
+// or value is nil, an empty one empty, headers come along, and appending
+// to a key leaves the value alone (key and value share an allocation).
+func TestReaderWireRecordFields(t *testing.T) {
+	for _, codec := range []CompressionCodec{nil, Zstd.Codec()} {
+		stub := newWireFetchStubOf(t, func() []protocol.Record {
+			b := func(s string) protocol.Bytes { return protocol.NewBytes([]byte(s)) }
+			return []protocol.Record{
+				{Value: b("a")},
+				{Key: b("")},
+				{Key: b("k"), Value: b(""), Headers: []protocol.Header{{Key: "h", Value: []byte("hv")}}},
+				{Key: b("k3"), Value: b("v3")},
+			}
+		}, 300, codec)
+		r := NewReader(ReaderConfig{Brokers: unreachableBrokers, Topic: "t", transport: stub})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		for i := 0; i < 8; i++ {
+			m, err := r.ReadMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Offset != int64(i) {
+				t.Fatalf("message %d has offset %d", i, m.Offset)
+			}
+			var ok bool
+			switch i % 4 {
+			case 0:
+				ok = m.Key == nil && string(m.Value) == "a" && m.Headers == nil
+			case 1:
+				ok = m.Key != nil && len(m.Key) == 0 && m.Value == nil
+			case 2:
+				ok = string(m.Key) == "k" && m.Value != nil && len(m.Value) == 0 &&
+					len(m.Headers) == 1 && m.Headers[0].Key == "h" && string(m.Headers[0].Value) == "hv"
+			case 3:
+				_ = append(m.Key, "XXXX"...)
+				ok = string(m.Key) == "k3" && string(m.Value) == "v3"
+			}
+			if !ok {
+				t.Errorf("codec %v, message %d: key %#v value %#v headers %v", codec, i, m.Key, m.Value, m.Headers)
+			}
+		}
+		cancel()
+		r.Close()
 	}
 }

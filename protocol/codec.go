@@ -528,6 +528,12 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 				return
 			}
 		}
+		if rs, ok := v.Addr().Interface().(*RecordSet); ok && r.owned {
+			if err := rs.readOwned(data); err != nil {
+				r.fail(err)
+			}
+			return
+		}
 		rf, ok := v.Addr().Interface().(io.ReaderFrom)
 		if !ok {
 			r.fail(fmt.Errorf("kafka protocol: %s cannot be decoded (no ReadFrom method)", t))

@@ -41,6 +41,17 @@ func rbDecompress(c compress.Compression, in []byte) (out *rbBuf, err error) {
 			out = nil
 		}
 	}()
+	if c == compress.Zstd {
+		if done, err := rbZstdDecodeAll(out, in); done {
+			if err != nil {
+				return out, fmt.Errorf("decompressing %s record batch: %w", c, err)
+			}
+			if len(out.b) > rbMaxDecompressed {
+				return out, fmt.Errorf("decompressing %s record batch: more than %d bytes", c, rbMaxDecompressed)
+			}
+			return out, nil
+		}
+	}
 	zr := codec.NewReader(bytes.NewReader(in))
 	defer zr.Close()
 	lr := &io.LimitedReader{R: zr, N: int64(rbMaxDecompressed) + 1}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/segmentio/kafka-go/compress"
 )
 
 // ReadFrom reads r to its end: the record batches of one partition, without
@@ -53,6 +55,37 @@ func (rs *RecordSet) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
+// readOwned decodes the batches of data like ReadFrom, for a response
+// frame that nothing writes to again (wireReader.owned), with two
+// differences that bound what a fetch costs in memory:
+//
+//   - the batches stay in data instead of being copied to a buffer of
+//     their own, so a fetch response is held once, not twice;
+//   - a compressed v2 batch is checked (CRC, header) here but decompressed
+//     only when its first record is read, and its buffer recycled when its
+//     last one was, so a consumer holds one decompressed batch at a time
+//     rather than a whole decompressed response. A batch whose content
+//     then turns out to be malformed (which its CRC cannot catch: a broken
+//     producer) fails that ReadRecord instead of the decoding.
+func (rs *RecordSet) readOwned(data []byte) error {
+	*rs = RecordSet{}
+	if len(data) == 0 {
+		rs.empty = true
+		return nil
+	}
+	src := rbNewShared(nil) // data belongs to the frame, not to the pool
+	defer src.release()
+	d := rbSetDecoder{lazy: true}
+	d.decode(src, data)
+	if len(d.batches) == 0 {
+		return d.err
+	}
+	rs.Version = d.version
+	rs.Attributes = d.attrs
+	rs.Records = &RecordStream{Records: d.batches}
+	return nil
+}
+
 // rbPresize sizes p for what r says it holds, so that reading it does not go
 // through a series of doublings. The size is only a hint: rbFill still grows
 // the buffer as data actually arrives.
@@ -77,6 +110,8 @@ type rbSetDecoder struct {
 	version int8
 	attrs   Attributes
 	err     error
+	// lazy defers the decompression of v2 batches to their first read.
+	lazy bool
 }
 
 func (d *rbSetDecoder) add(batch RecordReader, magic int8, attrs Attributes) {
@@ -159,14 +194,16 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 
 	owner := src
 	records := batch[rbV2HeaderSize:]
-	if codec := attrs.Compression(); codec != 0 {
+	codec := attrs.Compression()
+	switch {
+	case codec != 0 && !d.lazy:
 		out, err := rbDecompress(codec, records)
 		if err != nil {
 			return 0, err
 		}
 		owner = rbNewShared(out) // this reference belongs to the reader
 		records = out.b
-	} else {
+	default:
 		src.retain()
 	}
 
@@ -178,7 +215,20 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 		maxTS:   int64(be.Uint64(batch[rbV2MaxTimestamp:])),
 		logTime: attrs&rbLogAppendTime != 0,
 	}
-	if err := r.scan(count); err != nil {
+	var err error
+	switch {
+	case codec != 0 && d.lazy:
+		// Decompressed by the first ReadRecord.
+		if count < 0 {
+			err = Errorf("record batch claims %d records", count)
+		}
+		r.codec, r.count = codec, count
+	case d.lazy:
+		err = r.scanLazy(count)
+	default:
+		err = r.scan(count)
+	}
+	if err != nil {
 		owner.release()
 		return 0, err
 	}
@@ -402,6 +452,16 @@ type rbV2Reader struct {
 	maxTS   int64
 	logTime bool // LogAppendTime: every record has the batch's max timestamp
 
+	// codec is set while data still holds the compressed records of count
+	// records (readOwned); the first ReadRecord decompresses them.
+	codec compress.Compression
+	count int32
+	// checkEach is set when the records were not scanned up front
+	// (readOwned): each is checked as it is read, and the header totals
+	// are taken from the rest of the batch at the first record with
+	// headers.
+	checkEach bool
+
 	total, left int
 	numHeaders  int
 	keyBytes    int
@@ -442,23 +502,62 @@ func (r *rbV2Reader) scan(count int32) error {
 	return nil
 }
 
+// scanLazy is scan for readers that check each record as they read it:
+// it only bounds count, so that a batch is parsed once, not twice.
+func (r *rbV2Reader) scanLazy(count int32) error {
+	if count < 0 || int64(count) > int64(len(r.data)/7) {
+		return Errorf("record batch claims %d records in %d bytes", count, len(r.data))
+	}
+	r.total, r.left = int(count), int(count)
+	r.checkEach = true
+	return nil
+}
+
+// sizeRest checks the records left in data, as scan does, and sums what
+// their headers need; a checkEach reader calls it at its first record
+// with headers, before allocate.
+func (r *rbV2Reader) sizeRest() error {
+	b := r.data
+	for i := 0; i < r.left; i++ {
+		rec, n, err := rbParseRecordV2(b, true)
+		if err != nil {
+			return fmt.Errorf("record %d of batch: %w", r.total-r.left+i, err)
+		}
+		r.numHeaders += rec.numHeaders
+		r.keyBytes += rec.keyBytes
+		r.valueBytes += rec.valueBytes
+		b = b[n:]
+	}
+	if len(b) != 0 {
+		return Errorf("record batch has %d bytes after its %d records", len(b), r.total)
+	}
+	return nil
+}
+
+// inflate decompresses the records of a batch decoded lazily, and lets go
+// of the compressed bytes.
+func (r *rbV2Reader) inflate() error {
+	codec := r.codec
+	r.codec = 0
+	out, err := rbDecompress(codec, r.data)
+	if err != nil {
+		return err
+	}
+	r.owner.release()
+	r.owner = rbNewShared(out)
+	r.data = out.b
+	return r.scanLazy(r.count)
+}
+
 func (r *rbV2Reader) ReadRecord() (*Record, error) {
-	if r.left <= 0 {
-		r.finish()
-		return nil, io.EOF
-	}
-	if r.slots == nil {
-		r.allocate()
-	}
-	rec, n, err := rbParseRecordV2(r.data, false)
-	if err != nil { // cannot happen after scan; keep the reader safe anyway
-		r.finish()
+	rec, err := r.next()
+	if err != nil {
 		return nil, err
 	}
-	r.data = r.data[n:]
-	i := r.total - r.left
-	r.left--
-
+	i := r.total - r.left - 1 // next counted it (and sized total, if lazily)
+	if r.slots == nil {
+		r.slots = make([]rbBytes, 2*r.total)
+	}
 	ts := r.firstTS + rec.tsDelta
 	if r.logTime {
 		ts = r.maxTS
@@ -475,11 +574,50 @@ func (r *rbV2Reader) ReadRecord() (*Record, error) {
 	return &r.rec, nil
 }
 
-func (r *rbV2Reader) allocate() {
-	r.slots = make([]rbBytes, 2*r.total)
-	if r.numHeaders == 0 {
-		return
+// next parses the next record, decompressing the batch first if it was
+// decoded lazily, and sizes the headers of the whole batch on the first
+// call; io.EOF after the last record, which also lets go of the buffer.
+func (r *rbV2Reader) next() (rbRecordV2, error) {
+	if r.codec != 0 {
+		if err := r.inflate(); err != nil {
+			r.finish()
+			return rbRecordV2{}, err
+		}
 	}
+	if r.left <= 0 {
+		var err error = io.EOF
+		if r.checkEach && len(r.data) != 0 {
+			err = Errorf("record batch has %d bytes after its %d records", len(r.data), r.total)
+		}
+		r.finish()
+		return rbRecordV2{}, err
+	}
+	if !r.checkEach && r.numHeaders != 0 && r.headers == nil {
+		r.allocate()
+	}
+	rec, n, err := rbParseRecordV2(r.data, r.checkEach)
+	switch {
+	case err != nil && r.checkEach:
+		err = fmt.Errorf("record %d of batch: %w", r.total-r.left, err)
+	case err == nil && r.checkEach && rec.numHeaders != 0 && r.headers == nil:
+		// The first record with headers: size those of the whole rest of
+		// the batch at once, as scan does for a batch read up front.
+		if err = r.sizeRest(); err == nil {
+			r.allocate()
+		}
+	}
+	if err != nil { // without checkEach, cannot happen after scan
+		r.finish()
+		return rec, err
+	}
+	r.data = r.data[n:]
+	r.left--
+	return rec, nil
+}
+
+// allocate makes the memory of the headers of the records left in data
+// (all of the batch's, or from the first with headers on) at once.
+func (r *rbV2Reader) allocate() {
 	r.headers = make([]Header, r.numHeaders)
 	r.hvalues = make([]byte, r.valueBytes)
 	if r.keyBytes == 0 {

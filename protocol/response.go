@@ -43,7 +43,7 @@ func ReadResponse(r io.Reader, apiKey ApiKey, apiVersion int16) (correlationID i
 		}
 		return 0, nil, err
 	}
-	rd := wireReader{b: frame}
+	rd := wireReader{b: frame, owned: true}
 	correlationID = rd.int32()
 	if responseHeaderFlexible(apiKey, types.res.flexible(apiVersion)) {
 		skipTaggedFields(&rd)

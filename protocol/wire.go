@@ -68,6 +68,10 @@ type wireReader struct {
 	b   []byte
 	off int
 	err error
+	// owned is set when b was allocated for this decoding alone and is
+	// never written again (a frame from readFrame): record sets then keep
+	// windows on it instead of copying their batches out of it.
+	owned bool
 }
 
 func (r *wireReader) remaining() int { return len(r.b) - r.off }

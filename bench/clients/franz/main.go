@@ -84,6 +84,11 @@ func (client) Sync(cfg loadgen.Config) (loadgen.SyncProducer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.RoundRobin {
+		// The sticky default would send every one-record batch to the
+		// same partition.
+		o = append(o, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	}
 	cl, err := kgo.NewClient(o...)
 	if err != nil {
 		return nil, err

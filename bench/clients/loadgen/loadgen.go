@@ -1,8 +1,8 @@
 // Package loadgen is the client-independent half of the benchmark load
-// generators: flag parsing, the three scenarios, heap sampling and the JSON
-// result. Each client module (fork, upstream, franz, sarama) links it with
-// a small adapter and is built into its own binary by the bench tool, so
-// that every client runs in a process of its own.
+// generators: flag parsing, the producer and consumer scenarios, heap
+// sampling and the JSON result. Each client module (fork, upstream, franz,
+// sarama) links it with a small adapter and is built into its own binary
+// by the bench tool, so that every client runs in a process of its own.
 package loadgen
 
 import (
@@ -61,6 +61,20 @@ type Config struct {
 
 	// CPUProfile, when set, is a file to write a CPU profile of the run to.
 	CPUProfile string
+	// MemProfile, when set, is a file to write a heap profile to, half way
+	// through a consumer scenario.
+	MemProfile string
+	// Group is the consumer group of the group consumer scenarios.
+	Group string
+	// CommitEvery is how many messages ConsumeGroupCommit reads between
+	// two synchronous commits.
+	CommitEvery int
+	// KeepSamples keeps the heap series of a consumer scenario.
+	KeepSamples bool
+	// RoundRobin asks a synchronous producer to spread its messages over
+	// every partition in turn (set for the trickle of the rebalance phase,
+	// which every member must see), whatever the client's default.
+	RoundRobin bool
 }
 
 // Acker receives the outcome of n asynchronously produced messages.
@@ -101,14 +115,14 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.SetOutput(stderr)
 	cfg := Config{Client: client}
 	var brokers string
-	fs.StringVar(&cfg.Scenario, "scenario", Throughput, "throughput, slow, latency or create-topic")
+	fs.StringVar(&cfg.Scenario, "scenario", Throughput, "throughput, slow, latency, create-topic, "+ConsumePartition+", "+ConsumeGroupRead+" or "+ConsumeGroupCommit)
 	fs.StringVar(&brokers, "brokers", "127.0.0.1:9092", "comma-separated bootstrap brokers")
 	fs.StringVar(&cfg.Topic, "topic", "bench", "topic to write to")
-	fs.IntVar(&cfg.Partitions, "partitions", 3, "partitions (create-topic)")
+	fs.IntVar(&cfg.Partitions, "partitions", 3, "partitions (create-topic; the consumers read them all)")
 	fs.IntVar(&cfg.Messages, "messages", 100000, "messages to write (slow: at most)")
 	fs.IntVar(&cfg.Size, "size", 100, "value size in bytes")
 	fs.StringVar(&cfg.Compression, "compression", "none", "none or zstd")
-	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "slow: how long to produce and sample")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "slow: how long to produce and sample; consumers: how long reading everything may take")
 	fs.IntVar(&cfg.Rate, "rate", 0, "slow: offered messages per second (0 = unpaced)")
 	fs.DurationVar(&cfg.SampleEvery, "sample", 50*time.Millisecond, "heap sampling interval")
 	fs.IntVar(&cfg.Warmup, "warmup", 20, "latency: untimed writes first")
@@ -116,6 +130,10 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.Int64Var(&cfg.MaxBufferedBytes, "max-buffered-bytes", 0, "Writer.MaxBufferedBytes (fork only)")
 	fs.IntVar(&cfg.Semaphore, "semaphore", 0, "kafka-go: unacknowledged messages admitted by an application semaphore")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	fs.StringVar(&cfg.MemProfile, "memprofile", "", "consumers: write a heap profile to this file when half the messages were read")
+	fs.StringVar(&cfg.Group, "group", "", "consumer group of the group scenarios (default: the topic name + \"-group\")")
+	fs.IntVar(&cfg.CommitEvery, "commit-every", 1000, "consume-group-commit: messages between two synchronous commits")
+	fs.BoolVar(&cfg.KeepSamples, "keep-samples", false, "consumers: keep the heap series in the result")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -136,6 +154,11 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 		return Config{}, fmt.Errorf("-compression %q: want none or zstd", cfg.Compression)
 	case cfg.SampleEvery <= 0:
 		return Config{}, errors.New("-sample must be positive")
+	case cfg.CommitEvery < 1:
+		return Config{}, errors.New("-commit-every must be positive")
+	}
+	if cfg.Group == "" {
+		cfg.Group = cfg.Topic + "-group"
 	}
 	return cfg, nil
 }
@@ -197,6 +220,8 @@ func Run(ctx context.Context, cfg Config, c Client) (*Result, error) {
 		return res, runSlow(ctx, cfg, c, res)
 	case Latency:
 		return res, runLatency(ctx, cfg, c, res)
+	case ConsumePartition, ConsumeGroupRead, ConsumeGroupCommit:
+		return res, runConsume(ctx, cfg, c, res)
 	case CreateTopic:
 		tc, ok := c.(TopicCreator)
 		if !ok {

@@ -31,6 +31,19 @@ type Result struct {
 
 	// Samples is the heap and buffered-message series (slow broker only);
 	// the peaks are kept for every scenario.
+	// Consumer scenarios: Acked is how far the topic was read (the sum of
+	// each partition's highest offset + 1), Produced how many messages were
+	// delivered (more when a message was read twice); ElapsedSec runs
+	// from the first message to the last. ReadCPUSec is the process's CPU
+	// time when the last message was read (start-up included, the
+	// rebalance phase that follows not). FirstMessageMs is the time from
+	// creating the consumer to its first message; RebalanceMs the time from
+	// creating a second member of the group to its first message.
+	ReadCPUSec     float64 `json:"read_cpu_sec,omitempty"`
+	FirstMessageMs float64 `json:"first_message_ms,omitempty"`
+	RebalanceMs    float64 `json:"rebalance_ms,omitempty"`
+	RebalanceError string  `json:"rebalance_error,omitempty"`
+
 	Samples       []Sample `json:"samples,omitempty"`
 	PeakHeapBytes uint64   `json:"peak_heap_bytes"`
 	PeakBuffered  int64    `json:"peak_buffered"`

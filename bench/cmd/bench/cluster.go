@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -25,10 +26,14 @@ type cluster struct {
 	log     *tailBuffer
 }
 
-// startCluster runs the cluster binary with random ports and no SASL
-// broker, and waits for its "ready" line.
+// startCluster runs the cluster binary with free ports (see freePorts) and
+// no SASL broker, and waits for its "ready" line.
 func startCluster(ctx context.Context, bin string, slowProduce time.Duration) (*cluster, error) {
-	args := []string{"-ports", "0,0,0", "-sasl-port", "-1"}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-ports", ports, "-sasl-port", "-1"}
 	if slowProduce > 0 {
 		args = append(args, "-slow-produce", slowProduce.String())
 	}
@@ -90,6 +95,40 @@ func startCluster(ctx context.Context, bin string, slowProduce time.Duration) (*
 		c.stop()
 		return nil, ctx.Err()
 	}
+}
+
+// reservedPort reports the ports the tool leaves alone even when free:
+// those of `make cluster` (9092-9096) and the ranges 19000-19999,
+// 29000-29999, ... 59000-59999, which people sharing a machine give
+// their own clusters. A port the kernel picked at random could otherwise
+// take one of them while its owner's cluster is down.
+func reservedPort(p int) bool {
+	return (p >= 9092 && p <= 9096) || (p >= 19000 && p < 60000 && p%10000 >= 9000)
+}
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1 outside the
+// reserved ones, comma-separated. They are free when picked; the cluster
+// binds them right after.
+func freePorts(n int) (string, error) {
+	var ports []string
+	seen := map[int]bool{}
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 1000 {
+			return "", errors.New("no free ports outside the reserved ranges")
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if reservedPort(p) || seen[p] {
+			continue
+		}
+		seen[p] = true
+		ports = append(ports, strconv.Itoa(p))
+	}
+	return strings.Join(ports, ","), nil
 }
 
 // cpuSec is the cluster's CPU time so far (user + system) read from

@@ -1,15 +1,18 @@
 // Command bench compares Kafka producer clients side by side: this
 // repository's kafka-go (unbounded, and with MaxBufferedBatches /
 // MaxBufferedBytes), upstream kafka-go v0.4.51 (plain, and with an
-// application semaphore released in Completion), franz-go and sarama.
+// application semaphore released in Completion), franz-go and sarama; and
+// the consumers of this repository, upstream and franz-go, reading a
+// prefilled topic by partition and as a group.
 //
 // Each client is a load generator built from bench/clients/<name> (its own
 // module, so upstream and this repository can both be
 // github.com/segmentio/kafka-go) and run as a child process, so its CPU
 // time and peak RSS are its own. Against a fresh embedded cluster
-// (itest/cmd/cluster on random ports) per run, it measures throughput,
-// memory under a slow broker, and synchronous latency, and writes
-// docs/bench/results.md, results.json and heap.svg.
+// (itest/cmd/cluster on free ports) per run, it measures throughput,
+// memory under a slow broker, synchronous latency and consumers, and
+// writes docs/bench/results.md, results.json, heap.svg and
+// consume-heap.svg.
 //
 //	cd bench && go run ./cmd/bench -quick
 package main
@@ -52,6 +55,7 @@ type options struct {
 	partitions  int
 	note        string
 	profileDir  string
+	memDir      string
 }
 
 func main() {
@@ -81,12 +85,14 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.external, "external", false, "use the brokers of $KAFKA_BROKERS instead of starting embedded clusters")
 	fs.StringVar(&o.slowBrokers, "slow-brokers", "", "with -external: brokers that delay every Produce (the slow scenario is skipped without)")
 	fs.StringVar(&o.clients, "clients", strings.Join(caseNames(), ","), "client cases to run")
-	fs.StringVar(&o.scenarios, "scenarios", "check,throughput,slow,latency", "scenarios to run")
+	fs.StringVar(&o.scenarios, "scenarios", "check,throughput,slow,latency,consume",
+		"scenarios to run; consume stands for "+strings.Join(consumeModes, ", ")+", which can also be named alone")
 	fs.IntVar(&o.batches, "max-buffered-batches", 4, "MaxBufferedBatches of the bounded fork case (0: unset)")
 	fs.Int64Var(&o.bufBytes, "max-buffered-bytes", 16<<20, "MaxBufferedBytes of the bounded fork case (0: unset); also the semaphore case's budget")
 	fs.DurationVar(&o.slowDelay, "slow-delay", 100*time.Millisecond, "delay of every Produce in the slow scenario")
 	fs.IntVar(&o.partitions, "partitions", 3, "partitions of each run's topic")
 	fs.StringVar(&o.profileDir, "cpuprofile-dir", "", "write a CPU profile of every load generator run into this directory (<workload>-<case>-r<round>.pprof)")
+	fs.StringVar(&o.memDir, "memprofile-dir", "", "write a heap profile of every consumer run, taken half way through, into this directory (<workload>-<case>-r<round>.heap.pprof)")
 	fs.StringVar(&o.note, "note", "", "free text added to the results header (e.g. what else ran on the machine)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -110,7 +116,8 @@ func parseFlags(args []string) (*options, error) {
 	}
 	for _, s := range splitList(o.scenarios) {
 		switch s {
-		case "check", "throughput", "slow", "latency":
+		case "check", "throughput", "slow", "latency", "consume":
+		case loadgen.ConsumePartition, loadgen.ConsumeGroupRead, loadgen.ConsumeGroupCommit:
 		default:
 			return nil, fmt.Errorf("unknown scenario %q", s)
 		}
@@ -147,11 +154,17 @@ type clientCase struct {
 	// sync is false for cases that only differ from another one in the
 	// asynchronous path (the semaphore), which the latency scenario skips.
 	sync bool
+	// consume is set for the cases that run the consumer scenarios: one
+	// per library (the Writer's bounds do not apply to a Reader).
+	consume bool
+	// consumeLabel names the case in the consumer tables, when its label
+	// speaks of producer settings.
+	consumeLabel string
 }
 
 // cases in the order they alternate within a round.
 var cases = []clientCase{
-	{name: "upstream", binary: "upstream", sync: true,
+	{name: "upstream", binary: "upstream", sync: true, consume: true,
 		label: func(*options) string { return "kafka-go v0.4.51 (upstream)" }},
 	{name: "fork-n", binary: "fork", sync: true,
 		label: func(o *options) string {
@@ -176,7 +189,7 @@ var cases = []clientCase{
 		args: func(o *options, _ workload) []string {
 			return []string{"-max-buffered-batches", "0", "-max-buffered-bytes", strconv.FormatInt(semaphoreBudget(o), 10)}
 		}},
-	{name: "fork", binary: "fork", sync: true,
+	{name: "fork", binary: "fork", sync: true, consume: true, consumeLabel: "this fork",
 		label: func(*options) string { return "this fork, MaxBufferedBatches 0 (default)" }},
 	{name: "semaphore", binary: "upstream",
 		label: func(o *options) string {
@@ -186,7 +199,7 @@ var cases = []clientCase{
 			// The same memory budget as MaxBufferedBytes, counted in messages.
 			return []string{"-semaphore", strconv.FormatInt(max(1, semaphoreBudget(o)/int64(w.size)), 10)}
 		}},
-	{name: "franz", binary: "franz", sync: true,
+	{name: "franz", binary: "franz", sync: true, consume: true,
 		label: func(*options) string { return "franz-go v1.22.3 (kgo)" }},
 	{name: "sarama", binary: "sarama", sync: true,
 		label: func(*options) string { return "IBM/sarama v1.61.1" }},
@@ -228,6 +241,38 @@ type workload struct {
 	compression string
 	duration    time.Duration
 	rate        int
+	// chart keeps the heap series of a consumer workload for the chart.
+	chart bool
+}
+
+// consumeModes are the consumer scenarios, in the order they run.
+var consumeModes = []string{loadgen.ConsumePartition, loadgen.ConsumeGroupRead, loadgen.ConsumeGroupCommit}
+
+// consumeTitle describes a consumer scenario in table headings.
+func consumeTitle(mode string) string {
+	switch mode {
+	case loadgen.ConsumePartition:
+		return "partition Readers (ReadMessage)"
+	case loadgen.ConsumeGroupRead:
+		return "group Reader, ReadMessage with periodic commits"
+	case loadgen.ConsumeGroupCommit:
+		return "group Reader, FetchMessage + synchronous CommitMessages"
+	}
+	return mode
+}
+
+// consumeCommitEvery is the messages between two commits of the
+// FetchMessage + CommitMessages scenario.
+const consumeCommitEvery = 1000
+
+// consumeChart is the consumer workload whose heap series is plotted.
+func consumeChart(ws []workload) string {
+	for _, w := range ws {
+		if w.chart {
+			return w.id
+		}
+	}
+	return ""
 }
 
 func workloads(o *options) []workload {
@@ -260,6 +305,19 @@ func workloads(o *options) []workload {
 		title:    fmt.Sprintf("%d one-message writes of 100 B, acks=1, one at a time", lat),
 		messages: lat, size: 100, compression: "none",
 	})
+	for _, mode := range consumeModes {
+		for _, codec := range []string{"none", "zstd"} {
+			for _, n := range []struct{ count, size int }{{small, 100}, {large, 1024}} {
+				ws = append(ws, workload{
+					id:       fmt.Sprintf("%s-%d-%d-%s", mode, n.count, n.size, codec),
+					title:    fmt.Sprintf("%s: %s x %s, %s", consumeTitle(mode), countName(n.count), sizeName(n.size), codec),
+					scenario: mode, messages: n.count, size: n.size, compression: codec,
+					duration: 5 * time.Minute,
+					chart:    mode == loadgen.ConsumePartition && n.size == 1024 && codec == "none",
+				})
+			}
+		}
+	}
 	return ws
 }
 
@@ -356,7 +414,7 @@ func run(ctx context.Context, args []string) error {
 	ws := workloads(o)
 	var repWs []report.Workload
 	for _, w := range ws {
-		if !contains(scen, scenarioFlag(w.scenario)) {
+		if !contains(scen, scenarioFlag(w.scenario)) && !contains(scen, w.scenario) {
 			continue
 		}
 		if w.scenario == loadgen.SlowBroker && o.external && o.slowBrokers == "" {
@@ -368,6 +426,9 @@ func run(ctx context.Context, args []string) error {
 			for _, name := range selected {
 				c := caseByName(name)
 				if w.scenario == loadgen.Latency && !c.sync {
+					continue
+				}
+				if loadgen.IsConsume(w.scenario) && !c.consume {
 					continue
 				}
 				if err := ctx.Err(); err != nil {
@@ -382,7 +443,8 @@ func run(ctx context.Context, args []string) error {
 	// Report.
 	var repCases []report.Case
 	for _, name := range selected {
-		repCases = append(repCases, report.Case{Name: name, Label: caseByName(name).label(o)})
+		c := caseByName(name)
+		repCases = append(repCases, report.Case{Name: name, Label: c.label(o), ConsumeLabel: c.consumeLabel})
 	}
 	mode := fmt.Sprintf("full (%d rounds)", o.rounds)
 	cmdline, target := "go run ./cmd/bench", "make bench"
@@ -400,7 +462,7 @@ func run(ctx context.Context, args []string) error {
 	if o.external {
 		header = append(header, "- Brokers: external, $KAFKA_BROKERS = "+b.brokers+".")
 	} else {
-		header = append(header, fmt.Sprintf("- Brokers: the embedded cluster (itest/cmd/cluster: franz-go's kfake, 3 brokers in one process on random ports), "+
+		header = append(header, fmt.Sprintf("- Brokers: the embedded cluster (itest/cmd/cluster: franz-go's kfake, 3 brokers in one process on free ports the tool picks), "+
 			"a fresh cluster process for every run, started by the tool; each run writes to a new topic of %d partitions, replication 1.", o.partitions))
 	}
 	header = append(header, "- This project: "+gitState(o.repo)+" (the fork load generator is built from the working tree).")
@@ -417,9 +479,16 @@ func run(ctx context.Context, args []string) error {
 		Baseline:  "upstream",
 		Bounded:   "fork-n",
 		Compare:   []string{"upstream", "franz"},
+		Consumer:  "fork",
 	}
 	if contains(scen, "slow") && !(o.external && o.slowBrokers == "") {
 		in.PlotFile = "heap.svg"
+	}
+	for _, w := range repWs {
+		if w.ID == consumeChart(ws) {
+			in.ConsumePlotFile = "consume-heap.svg"
+			in.ConsumeChartWorkload = w.ID
+		}
 	}
 	return b.write(in)
 }
@@ -432,8 +501,11 @@ func plural(n int) string {
 }
 
 func scenarioFlag(s string) string {
-	if s == loadgen.SlowBroker {
+	switch {
+	case s == loadgen.SlowBroker:
 		return "slow"
+	case loadgen.IsConsume(s):
+		return "consume"
 	}
 	return s
 }
@@ -446,6 +518,12 @@ func (b *bench) write(in *report.Input) error {
 		ch := report.HeapChart(in, "slow", []string{"upstream", "fork-n", "fork-bytes", "franz"},
 			fmt.Sprintf("every Produce delayed %s; the median round of each client", b.o.slowDelay))
 		if err := writeChart(filepath.Join(b.o.out, in.PlotFile), ch); err != nil {
+			return err
+		}
+	}
+	if in.ConsumePlotFile != "" {
+		ch := report.ConsumeHeapChart(in, in.ConsumeChartWorkload, []string{"upstream", "fork", "franz"})
+		if err := writeChart(filepath.Join(b.o.out, in.ConsumePlotFile), ch); err != nil {
 			return err
 		}
 	}
@@ -549,7 +627,25 @@ func (b *bench) runCase(ctx context.Context, w workload, c *clientCase, round in
 		r.Err = err.Error()
 		return r
 	}
+	if loadgen.IsConsume(w.scenario) {
+		if err := b.prefill(ctx, t, w, topic); err != nil {
+			r.Err = err.Error()
+			return r
+		}
+	}
 	args := append(b.args(w, t.brokers, topic), argsOf(b.o, c, w)...)
+	if b.o.memDir != "" && loadgen.IsConsume(w.scenario) {
+		if err := os.MkdirAll(b.o.memDir, 0o755); err != nil {
+			r.Err = err.Error()
+			return r
+		}
+		prof, err := filepath.Abs(filepath.Join(b.o.memDir, fmt.Sprintf("%s-%s-r%d.heap.pprof", w.id, c.name, round)))
+		if err != nil {
+			r.Err = err.Error()
+			return r
+		}
+		args = append(args, "-memprofile", prof)
+	}
 	if b.o.profileDir != "" {
 		if err := os.MkdirAll(b.o.profileDir, 0o755); err != nil {
 			r.Err = err.Error()
@@ -582,10 +678,33 @@ func (b *bench) runCase(ctx context.Context, w workload, c *clientCase, round in
 }
 
 func argsOf(o *options, c *clientCase, w workload) []string {
-	if c.args == nil {
+	if c.args == nil || loadgen.IsConsume(w.scenario) {
 		return nil
 	}
 	return c.args(o, w)
+}
+
+// prefill writes the messages of a consumer workload to topic with the
+// franz load generator (acks=1, the workload's codec), before the
+// consumer starts.
+func (b *bench) prefill(ctx context.Context, t *target, w workload, topic string) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, b.bins.clients["franz"], "-scenario", loadgen.Throughput,
+		"-brokers", t.brokers, "-topic", topic, "-messages", strconv.Itoa(w.messages),
+		"-size", strconv.Itoa(w.size), "-compression", w.compression)
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("prefilling %s: %v", topic, err)
+	}
+	res, err := results.Parse(out)
+	if err == nil {
+		err = results.Check(res)
+	}
+	if err != nil {
+		return fmt.Errorf("prefilling %s: %v", topic, err)
+	}
+	return nil
 }
 
 func (b *bench) args(w workload, brokers, topic string) []string {
@@ -597,11 +716,21 @@ func (b *bench) args(w workload, brokers, topic string) []string {
 	if w.scenario == loadgen.SlowBroker {
 		a = append(a, "-duration", w.duration.String(), "-rate", strconv.Itoa(w.rate), "-sample", "50ms")
 	}
+	if loadgen.IsConsume(w.scenario) {
+		sample := "50ms"
+		if w.chart {
+			// A quick run reads 100k messages in well under a second.
+			sample = "10ms"
+			a = append(a, "-keep-samples")
+		}
+		a = append(a, "-partitions", strconv.Itoa(b.o.partitions), "-duration", w.duration.String(),
+			"-sample", sample, "-commit-every", strconv.Itoa(consumeCommitEvery))
+	}
 	return a
 }
 
 func timeoutOf(w workload) time.Duration {
-	if w.scenario == loadgen.SlowBroker {
+	if w.scenario == loadgen.SlowBroker || loadgen.IsConsume(w.scenario) {
 		return w.duration + 2*time.Minute
 	}
 	return 10 * time.Minute
@@ -660,6 +789,16 @@ func brief(r *results.Run) string {
 			r.PeakHeapBytes>>20, r.PeakBuffered, r.Produced, r.Acked)
 	case loadgen.Latency:
 		return fmt.Sprintf("p50 %.3f ms, p99 %.3f ms", r.P50US/1e3, r.P99US/1e3)
+	case loadgen.ConsumePartition, loadgen.ConsumeGroupRead, loadgen.ConsumeGroupCommit:
+		s := fmt.Sprintf("%.0f msg/s, CPU %.2fs, RSS %d MiB, peak heap %d MiB, first message %.0f ms",
+			r.MsgsPerSec(), r.ClientCPUSec(), r.MaxRSSBytes>>20, r.PeakHeapBytes>>20, r.FirstMessageMs)
+		if r.RebalanceMs > 0 {
+			s += fmt.Sprintf(", rebalance %.0f ms", r.RebalanceMs)
+		}
+		if r.RebalanceError != "" {
+			s += ", rebalance: " + r.RebalanceError
+		}
+		return s
 	}
 	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/segmentio/kafka-go/bench/clients/loadgen"
 )
 
 var runtimeNumCPU = runtime.NumCPU
@@ -104,5 +106,59 @@ func TestBoundedCaseLabel(t *testing.T) {
 	}
 	if got := caseByName("semaphore").args(o, workload{size: 1024}); got[1] != "16384" {
 		t.Errorf("semaphore args %q: want the 16 MiB default budget", got)
+	}
+}
+
+func TestReservedPorts(t *testing.T) {
+	for _, p := range []int{9092, 9096, 19000, 19092, 29999, 39500, 49092, 59999} {
+		if !reservedPort(p) {
+			t.Errorf("port %d not reserved", p)
+		}
+	}
+	for _, p := range []int{9091, 9097, 14092, 18999, 20000, 33000, 60000, 60999} {
+		if reservedPort(p) {
+			t.Errorf("port %d reserved", p)
+		}
+	}
+	got, err := freePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := strings.Split(got, ",")
+	if len(ps) != 3 || ps[0] == ps[1] || ps[1] == ps[2] || ps[0] == ps[2] {
+		t.Fatalf("freePorts(3) = %q", got)
+	}
+}
+
+func TestConsumeWorkloads(t *testing.T) {
+	ws := workloads(&options{slowDelay: 100e6})
+	n, charts := 0, 0
+	for _, w := range ws {
+		if !loadgen.IsConsume(w.scenario) {
+			continue
+		}
+		n++
+		if w.chart {
+			charts++
+			if w.scenario != loadgen.ConsumePartition || w.size != 1024 || w.compression != "none" {
+				t.Errorf("chart workload %s", w.id)
+			}
+		}
+		if w.duration <= 0 {
+			t.Errorf("%s has no duration", w.id)
+		}
+		args := (&bench{o: &options{partitions: 3}}).args(w, "b", "t")
+		if !strings.Contains(strings.Join(args, " "), "-partitions 3") {
+			t.Errorf("%s args %q lack -partitions", w.id, args)
+		}
+	}
+	// 3 modes x 2 codecs x 2 sizes, one of them charted.
+	if n != 12 || charts != 1 {
+		t.Errorf("%d consumer workloads, %d charted", n, charts)
+	}
+	for _, c := range cases {
+		if c.consume != (c.name == "upstream" || c.name == "fork" || c.name == "franz") {
+			t.Errorf("case %s consume=%v", c.name, c.consume)
+		}
 	}
 }

@@ -17,6 +17,17 @@ import (
 type Case struct {
 	Name  string // key used in runs, e.g. "fork-n"
 	Label string // shown in tables
+	// ConsumeLabel replaces Label in the consumer tables, notes and chart
+	// when set (a producer setting means nothing to a Reader).
+	ConsumeLabel string
+}
+
+// consumeLabel is how c is named where consumers are compared.
+func (c Case) consumeLabel() string {
+	if c.ConsumeLabel != "" {
+		return c.ConsumeLabel
+	}
+	return c.Label
 }
 
 // Workload is one scenario with its sizes.
@@ -60,6 +71,13 @@ type Input struct {
 	// against the Compare cases.
 	Bounded string
 	Compare []string
+	// Consumer is this project's case in the consumer tables, compared in
+	// the notes with Baseline and the Compare cases.
+	Consumer string
+	// ConsumePlotFile is the file name of the consumer heap chart, drawn
+	// from ConsumeChartWorkload.
+	ConsumePlotFile      string
+	ConsumeChartWorkload string
 }
 
 func (in *Input) runs(workload, kase string) (ok []results.Run, failed []results.Run) {
@@ -99,6 +117,7 @@ func Markdown(in *Input) string {
 	if in.Check != nil {
 		writeCheck(&b, in.Check)
 	}
+	consumeExplained := false
 	for _, w := range in.Workloads {
 		switch w.Scenario {
 		case "throughput":
@@ -107,6 +126,12 @@ func Markdown(in *Input) string {
 			writeSlow(&b, in, w)
 		case "latency":
 			writeLatency(&b, in, w)
+		case "consume-partition", "consume-group-read", "consume-group-commit":
+			if !consumeExplained {
+				writeConsumeIntro(&b)
+				consumeExplained = true
+			}
+			writeConsume(&b, in, w)
 		}
 	}
 	writeNotes(&b, in)
@@ -282,11 +307,119 @@ func writeLatency(b *strings.Builder, in *Input, w Workload) {
 	}
 }
 
+func writeConsumeIntro(b *strings.Builder) {
+	b.WriteString("\n## Consumers\n\n" +
+		"Each run first fills a new topic (3 partitions) with the row's messages, written by franz-go with acks=1 and the row's codec, " +
+		"then starts the consumer in a process of its own, reading from the start. " +
+		"msg/s runs from the first message to the last; CPU s / 1M msgs is the consumer process's CPU time (start-up included) " +
+		"up to the moment it had read every message, per million messages; peak RSS and peak heap cover the whole process. " +
+		"First message is the time from creating the consumer to its first message (for a group, joining included). " +
+		"For the group rows, once everything was read a second member of the same group starts while one message is written every 10 ms " +
+		"to the partitions in turn: rebalance is the time from creating that member to its first message " +
+		"(n/a: it got none within 2 minutes; the run's error says why in results.json).\n")
+}
+
+func writeConsume(b *strings.Builder, in *Input, w Workload) {
+	fmt.Fprintf(b, "\n### Consumer: %s\n\n", w.Title)
+	if in.ConsumePlotFile != "" && w.ID == in.ConsumeChartWorkload {
+		fmt.Fprintf(b, "![consumer heap over time](%s)\n\n", in.ConsumePlotFile)
+	}
+	group := w.Scenario != "consume-partition"
+	base := in.Baseline
+	b.WriteString("| client | msg/s | MB/s | CPU s / 1M msgs | peak RSS MiB | peak heap MiB | first message s |")
+	if group {
+		b.WriteString(" rebalance s |")
+	}
+	fmt.Fprintf(b, " broker CPU (cores) | CPU/msg vs %s |\n|---|---:|---:|---:|---:|---:|---:|", base)
+	if group {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|---:|\n")
+	baseOK, _ := in.runs(w.ID, base)
+	baseCPU := summarize(baseOK, (*results.Run).CPUPerMillion).Median
+	for _, c := range in.Cases {
+		ok, failed := in.runs(w.ID, c.Name)
+		if len(ok) == 0 && len(failed) == 0 {
+			continue
+		}
+		if len(ok) == 0 {
+			fmt.Fprintf(b, "| %s | failed: %s |%s\n", c.consumeLabel(), cell(failed[0].Err), strings.Repeat(" |", 7+boolInt(group)))
+			continue
+		}
+		cpu := summarize(ok, (*results.Run).CPUPerMillion)
+		vs := "—"
+		if c.Name != base && !math.IsNaN(baseCPU) {
+			vs = fmt.Sprintf("%.2fx", cpu.Median/baseCPU)
+		}
+		fmt.Fprintf(b, "| %s%s | %s | %s | %s | %s | %s | %s |", c.consumeLabel(), partial(ok, failed),
+			spread(summarize(ok, (*results.Run).MsgsPerSec), count),
+			spread(summarize(ok, (*results.Run).MBPerSec), f1),
+			spread(cpu, f2),
+			spread(summarize(ok, func(r *results.Run) float64 { return mib(float64(r.MaxRSSBytes)) }), f0),
+			spread(summarize(ok, func(r *results.Run) float64 { return mib(float64(r.PeakHeapBytes)) }), f1),
+			spread(summarize(ok, func(r *results.Run) float64 { return r.FirstMessageMs / 1e3 }), f2))
+		if group {
+			fmt.Fprintf(b, " %s |", spread(summarize(ok, func(r *results.Run) float64 {
+				if r.RebalanceMs <= 0 {
+					return math.NaN()
+				}
+				return r.RebalanceMs / 1e3
+			}), f2))
+		}
+		fmt.Fprintf(b, " %s | %s |\n", spread(summarize(ok, (*results.Run).BrokerCores), f2), vs)
+	}
+}
+
+func boolInt(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// consumeNote compares the project's consumer case with the others on
+// CPU per message and peak RSS.
+func consumeNote(in *Input, w Workload, label func(string) string) string {
+	mine, _ := in.runs(w.ID, in.Consumer)
+	cpu := summarize(mine, (*results.Run).CPUPerMillion).Median
+	rss := summarize(mine, func(r *results.Run) float64 { return mib(float64(r.MaxRSSBytes)) }).Median
+	if math.IsNaN(cpu) {
+		return ""
+	}
+	var parts []string
+	seen := map[string]bool{in.Consumer: true}
+	for _, other := range append([]string{in.Baseline}, in.Compare...) {
+		if seen[other] {
+			continue
+		}
+		seen[other] = true
+		ok, _ := in.runs(w.ID, other)
+		oc := summarize(ok, (*results.Run).CPUPerMillion).Median
+		or := summarize(ok, func(r *results.Run) float64 { return mib(float64(r.MaxRSSBytes)) }).Median
+		if math.IsNaN(oc) {
+			continue
+		}
+		p := fmt.Sprintf("%.2fx the CPU per message of %s", cpu/oc, label(other))
+		if cpu > oc {
+			p += " (**more**)"
+		}
+		p += fmt.Sprintf(" and %.2fx its peak RSS", rss/or)
+		if rss > or {
+			p += " (**more**)"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s spends %s.", w.Title, label(in.Consumer), strings.Join(parts, "; "))
+}
+
 // writeNotes states, workload by workload, how the bounded fork compares
 // with the reference clients, calling out where it is slower, so the table
 // never leaves that for the reader to spot.
 func writeNotes(b *strings.Builder, in *Input) {
-	if in.Bounded == "" {
+	if in.Bounded == "" && in.Consumer == "" {
 		return
 	}
 	var notes []string
@@ -298,8 +431,22 @@ func writeNotes(b *strings.Builder, in *Input) {
 		}
 		return name
 	}
+	consumeLabel := func(name string) string {
+		for _, c := range in.Cases {
+			if c.Name == name {
+				return c.consumeLabel()
+			}
+		}
+		return name
+	}
 	for _, w := range in.Workloads {
 		switch w.Scenario {
+		case "consume-partition", "consume-group-read", "consume-group-commit":
+			if in.Consumer != "" {
+				if n := consumeNote(in, w, consumeLabel); n != "" {
+					notes = append(notes, n)
+				}
+			}
 		case "throughput":
 			bounded, _ := in.runs(w.ID, in.Bounded)
 			br := summarize(bounded, (*results.Run).MsgsPerSec).Median
@@ -395,6 +542,12 @@ func writeSettings(b *strings.Builder, in *Input) {
 // HeapChart draws heap over time under the slow broker for the given
 // cases, using for each the round whose peak heap is the median one.
 func HeapChart(in *Input, workload string, cases []string, subtitle string) *svgplot.Chart {
+	return heapChart(in, workload, cases, subtitle, Case.label)
+}
+
+func (c Case) label() string { return c.Label }
+
+func heapChart(in *Input, workload string, cases []string, subtitle string, labelOf func(Case) string) *svgplot.Chart {
 	ch := &svgplot.Chart{
 		Title:    "Go heap of the producer process under a slow broker",
 		Subtitle: subtitle,
@@ -413,7 +566,7 @@ func HeapChart(in *Input, workload string, cases []string, subtitle string) *svg
 		s := svgplot.Series{Name: name}
 		for _, c := range in.Cases {
 			if c.Name == name {
-				s.Name = c.Label
+				s.Name = labelOf(c)
 			}
 		}
 		for _, p := range r.Samples {
@@ -422,6 +575,22 @@ func HeapChart(in *Input, workload string, cases []string, subtitle string) *svg
 		}
 		ch.Series = append(ch.Series, s)
 	}
+	return ch
+}
+
+// ConsumeHeapChart draws the heap over time of a consumer workload for the
+// given cases (the round with the median peak heap of each), against the
+// messages read so far.
+func ConsumeHeapChart(in *Input, workload string, cases []string) *svgplot.Chart {
+	title := workload
+	for _, w := range in.Workloads {
+		if w.ID == workload {
+			title = w.Title
+		}
+	}
+	ch := heapChart(in, workload, cases, title+"; the median round of each client", Case.consumeLabel)
+	ch.Title = "Go heap of the consumer process while it reads a prefilled topic"
+	ch.XLabel = "seconds since the consumer was created"
 	return ch
 }
 

@@ -35,7 +35,7 @@ func slowRun(kase string, round int, heaps ...uint64) results.Run {
 func input() *Input {
 	in := &Input{
 		Header:    []string{"Generated for a test."},
-		Cases:     []Case{{"upstream", "upstream"}, {"fork-n", "fork bounded"}, {"sarama", "sarama"}},
+		Cases:     []Case{{Name: "upstream", Label: "upstream"}, {Name: "fork-n", Label: "fork bounded"}, {Name: "sarama", Label: "sarama"}},
 		Workloads: []Workload{{"tp", "1k x 100 B, none", "throughput"}, {"slow", "slow 1 KiB", "slow"}},
 		Baseline:  "upstream",
 		Bounded:   "fork-n",
@@ -107,6 +107,47 @@ func TestCount(t *testing.T) {
 	for v, want := range map[float64]string{950: "950", 1234: "1.2k", 84500: "84k", 1234567: "1.23M"} {
 		if got := count(v); got != want {
 			t.Errorf("count(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func consumeRun(kase string, readCPU float64, rss int64, rebalanceMs float64) results.Run {
+	return results.Run{
+		Case: kase, Workload: "cg", Round: 1, BrokerCPUSec: -1, MaxRSSBytes: rss, CPUSec: 9, WallSec: 3,
+		Result: loadgen.Result{
+			Client: kase, Scenario: loadgen.ConsumeGroupCommit, Messages: 1_000_000, Size: 100,
+			Produced: 1_000_000, Acked: 1_000_000, ElapsedSec: 2, ReadCPUSec: readCPU,
+			FirstMessageMs: 150, RebalanceMs: rebalanceMs,
+		},
+	}
+}
+
+// The consumer table shows CPU per message from the CPU taken when the
+// last message was read (not the whole process), the first-message and
+// rebalance times, and the notes call out where this project spends more.
+func TestConsumeTable(t *testing.T) {
+	in := &Input{
+		Cases:     []Case{{Name: "upstream", Label: "upstream"}, {Name: "fork", Label: "fork, producer settings", ConsumeLabel: "fork"}, {Name: "franz", Label: "franz"}},
+		Workloads: []Workload{{"cg", "group 1M x 100 B", loadgen.ConsumeGroupCommit}},
+		Baseline:  "upstream",
+		Compare:   []string{"upstream", "franz"},
+		Consumer:  "fork",
+		Runs: []results.Run{
+			consumeRun("upstream", 2, 20<<20, 2500),
+			consumeRun("fork", 1.5, 30<<20, 2000),
+			consumeRun("franz", 0.75, 25<<20, 0),
+		},
+	}
+	md := Markdown(in)
+	for _, want := range []string{
+		"## Consumers",
+		"| fork | 500k | 50.0 | 1.50 | 30 | 0.0 | 0.15 | 2.00 | n/a | 0.75x |",
+		"| franz | 500k | 50.0 | 0.75 | 25 | 0.0 | 0.15 | n/a | n/a | 0.38x |",
+		"0.75x the CPU per message of upstream and 1.50x its peak RSS (**more**)",
+		"2.00x the CPU per message of franz (**more**) and 1.20x its peak RSS (**more**)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("missing %q in:\n%s", want, md)
 		}
 	}
 }

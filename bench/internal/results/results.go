@@ -88,6 +88,13 @@ func Check(r loadgen.Result) error {
 		if len(r.LatenciesUS) != r.Messages {
 			return fmt.Errorf("%d latencies for %d messages", len(r.LatenciesUS), r.Messages)
 		}
+	case loadgen.ConsumePartition, loadgen.ConsumeGroupRead, loadgen.ConsumeGroupCommit:
+		if r.Acked != int64(r.Messages) {
+			return fmt.Errorf("read %d of %d messages", r.Acked, r.Messages)
+		}
+		if r.ReadCPUSec <= 0 {
+			return errors.New("no CPU time measured")
+		}
 	case loadgen.SlowBroker:
 		if r.Acked == 0 {
 			return errors.New("nothing acknowledged under the slow broker")
@@ -122,9 +129,19 @@ func (r *Run) MBPerSec() float64 {
 	return div(float64(r.Acked)*float64(r.Size)/1e6, r.ElapsedSec)
 }
 
-// CPUPerMillion is the child's CPU seconds per million acknowledged
-// messages (user + system, whole process lifetime).
-func (r *Run) CPUPerMillion() float64 { return div(r.CPUSec, float64(r.Acked)/1e6) }
+// CPUPerMillion is the child's CPU seconds per million acknowledged (or,
+// for consumers, read) messages; see ClientCPUSec.
+func (r *Run) CPUPerMillion() float64 { return div(r.ClientCPUSec(), float64(r.Acked)/1e6) }
+
+// ClientCPUSec is the child's CPU time (user + system): its whole lifetime
+// for producers; for consumers, up to the last message of the topic, as
+// the child measured it (the rebalance phase that follows is not counted).
+func (r *Run) ClientCPUSec() float64 {
+	if r.ReadCPUSec > 0 {
+		return r.ReadCPUSec
+	}
+	return r.CPUSec
+}
 
 // BrokerCores is the broker's average CPU use, in cores, while the child ran.
 func (r *Run) BrokerCores() float64 {
