@@ -286,7 +286,7 @@ func TestWriterFlushFromCompletion(t *testing.T) {
 			w = &Writer{
 				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 100, Async: true,
 				BatchTimeout: time.Hour, RequiredAcks: RequireOne,
-				Completion: func(msgs []Message, err error) {
+				Completion: func(msgs []Message, _ error) {
 					if string(msgs[0].Key) != "first" {
 						return
 					}
@@ -298,7 +298,7 @@ func TestWriterFlushFromCompletion(t *testing.T) {
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					defer cancel()
-					err = w.Flush(ctx)
+					err := w.Flush(ctx)
 					if err == nil && len(stub.records(topicPartition{"t", 0})) != 2 {
 						err = errors.New("Flush returned before the follow-up was acknowledged")
 					}

@@ -28,12 +28,19 @@ func paddedMessages(key string, from, to, size int) []Message {
 	return msgs
 }
 
-func assertPaddedInOrder(t *testing.T, recs []stubRecord, from, to int) {
+// assertEachKeyInOrder checks that, within one partition's records, the
+// padded sequence numbers of every key appear exactly once each, from 0 up,
+// with no gap, repeat or reordering.
+func assertEachKeyInOrder(t *testing.T, recs []stubRecord) map[string]int {
 	t.Helper()
-	require.Len(t, recs, to-from)
+	next := map[string]int{}
 	for i, r := range recs {
-		require.Equal(t, strconv.Itoa(from+i), strings.TrimRight(r.value, " "), "record %d: order broken or duplicate", i)
+		n, err := strconv.Atoi(strings.TrimRight(r.value, " "))
+		require.NoError(t, err, "record %d", i)
+		require.Equal(t, next[r.key], n, "record %d of key %q: order broken, duplicate or gap", i, r.key)
+		next[r.key]++
 	}
+	return next
 }
 
 // While a caller waits for bytes, the partial batches holding them are sent
@@ -112,6 +119,7 @@ func TestWriterWaitingCallersNeverWaitForBatchTimeout(t *testing.T) {
 			w := &Writer{
 				Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
 				BatchTimeout: time.Hour, MaxBufferedBytes: 4 << 10, RequiredAcks: RequireOne,
+				Balancer: &Hash{},
 			}
 			if c.completion {
 				w.Completion = func([]Message, error) { time.Sleep(200 * time.Microsecond) }
@@ -136,6 +144,18 @@ func TestWriterWaitingCallersNeverWaitForBatchTimeout(t *testing.T) {
 			wg.Wait()
 			require.NoError(t, w.Flush(ctx))
 			require.Equal(t, producers*each, stub.totalRecords())
+			// Hash keeps each producer on one partition: its messages are
+			// there once each and in the order it wrote them.
+			seen := map[string]int{}
+			for p := 0; p < 8; p++ {
+				for k, n := range assertEachKeyInOrder(t, stub.records(topicPartition{"t", int32(p)})) {
+					seen[k] += n
+				}
+			}
+			require.Len(t, seen, producers)
+			for k, n := range seen {
+				require.Equal(t, each, n, "key %s", k)
+			}
 		})
 	}
 }
