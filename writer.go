@@ -753,6 +753,9 @@ func (w *Writer) acceptGroup(ctx context.Context, msgs []Message, batches map[*w
 	if pw == nil {
 		return io.ErrClosedPipe
 	}
+	if err := pw.addRun(msgs, g, batches, mode); err != nil {
+		return err
+	}
 	for g.next < len(g.indexes) {
 		i := g.indexes[g.next]
 		m := &msgs[i]

@@ -178,43 +178,15 @@ const (
 // m.
 func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode addMode) (*writeBatch, error) {
 	bytes := pw.w.state().bytes
-	maxBytes := pw.w.batchBytes()
 
 	pw.mu.Lock()
 	if pw.closed {
 		pw.mu.Unlock()
 		return nil, io.ErrClosedPipe
 	}
-	if pw.slots == nil && bytes == nil {
-		b := pw.appendLocked(m, size, false)
+	if b := pw.tryAddLocked(m, size, mode); b != nil {
 		pw.mu.Unlock()
 		return b, nil
-	}
-	if mode == addOverdraft {
-		b := pw.addOverdraftLocked(m, size)
-		pw.mu.Unlock()
-		return b, nil
-	}
-	if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
-		// Full for this message: send it on now rather than at its timeout,
-		// whether or not the message then has to wait.
-		pw.closeCurrentLocked()
-	}
-	// Nobody in line: go straight in if the space is there.
-	if len(pw.pending) == 0 && (bytes == nil || bytes.TryAcquire(size)) {
-		switch {
-		case pw.slots == nil || (pw.cur != nil && pw.cur.fits(size, maxBytes)):
-			b := pw.appendLocked(m, size, false)
-			pw.mu.Unlock()
-			return b, nil
-		case pw.slots.TryAcquire(1):
-			b := pw.appendLocked(m, size, true)
-			pw.mu.Unlock()
-			return b, nil
-		}
-		if bytes != nil {
-			bytes.Release(size)
-		}
 	}
 	if mode == addNoWait {
 		pw.mu.Unlock()
@@ -248,6 +220,76 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode
 	s.bufferWaits.add(1)
 	s.bufferWaitTime.observeSince(start)
 	return b, err
+}
+
+// tryAddLocked is add without waiting: it accepts m if that needs no
+// wait (or overdrafts, in addOverdraft mode) and returns its batch, or
+// returns nil, having taken nothing, when m would have to wait.
+func (pw *partitionWriter) tryAddLocked(m *Message, size int64, mode addMode) *writeBatch {
+	bytes := pw.w.state().bytes
+	if pw.slots == nil && bytes == nil {
+		return pw.appendLocked(m, size, false)
+	}
+	if mode == addOverdraft {
+		return pw.addOverdraftLocked(m, size)
+	}
+	maxBytes := pw.w.batchBytes()
+	if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
+		// Full for this message: send it on now rather than at its timeout,
+		// whether or not the message then has to wait.
+		pw.closeCurrentLocked()
+	}
+	// Nobody in line: go straight in if the space is there.
+	if len(pw.pending) == 0 && (bytes == nil || bytes.TryAcquire(size)) {
+		switch {
+		case pw.slots == nil || (pw.cur != nil && pw.cur.fits(size, maxBytes)):
+			return pw.appendLocked(m, size, false)
+		case pw.slots.TryAcquire(1):
+			return pw.appendLocked(m, size, true)
+		}
+		if bytes != nil {
+			bytes.Release(size)
+		}
+	}
+	return nil
+}
+
+// addRun accepts, under one hold of pw.mu, the messages of g from g.next on
+// that need no wait, and stops at the first that would (or at the end). A
+// call's messages for a partition thus land together, as in earlier
+// versions: a BatchTimeout that fires meanwhile cannot split them, and the
+// lock is taken once per call instead of once per message. Sync calls
+// record in batches which batch took each message.
+func (pw *partitionWriter) addRun(msgs []Message, g *partitionGroup, batches map[*writeBatch][]int32, mode addMode) error {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	if pw.closed {
+		return io.ErrClosedPipe
+	}
+	var last *writeBatch
+	var lastIdx []int32
+	for g.next < len(g.indexes) {
+		i := g.indexes[g.next]
+		m := &msgs[i]
+		b := pw.tryAddLocked(m, m.totalSize(), mode)
+		if b == nil {
+			break
+		}
+		if batches != nil {
+			if b != last {
+				if last != nil {
+					batches[last] = lastIdx
+				}
+				last, lastIdx = b, batches[b]
+			}
+			lastIdx = append(lastIdx, i)
+		}
+		g.next++
+	}
+	if last != nil {
+		batches[last] = lastIdx
+	}
+	return nil
 }
 
 // addOverdraftLocked accepts m without waiting, for a WriteMessages call
