@@ -431,6 +431,14 @@ func (pw *partitionWriter) appendLocked(m *Message, size int64, withSlot bool) *
 	} else if pw.w.partialsWanted() {
 		pw.sendPartialLocked()
 	}
+	if pw.cur == b && b.timer == nil {
+		// Armed only for a batch that stays open after its first message:
+		// one that is full at once (BatchSize 1, a synchronous caller
+		// writing one message) never needs it. Opening and this first
+		// append happen under one hold of pw.mu, so the timeout still
+		// counts from the moment the batch opened.
+		b.timer = time.AfterFunc(pw.w.batchTimeout(), func() { pw.expire(b) })
+	}
 	return b
 }
 
@@ -477,9 +485,9 @@ func (pw *partitionWriter) openLocked(slot bool) {
 		slot:   slot,
 		done:   make(chan struct{}),
 	}
-	// The BatchTimeout flush only moves the batch to the queue, which never
-	// blocks and needs no budget, so it can always happen.
-	b.timer = time.AfterFunc(pw.w.batchTimeout(), func() { pw.expire(b) })
+	// Its BatchTimeout timer is armed by appendLocked, if the batch stays
+	// open. The flush at BatchTimeout only moves the batch to the queue,
+	// which never blocks and needs no budget, so it can always happen.
 	pw.w.state().stats.bufferedBatches.Add(1)
 	pw.cur = b
 }
@@ -488,7 +496,9 @@ func (pw *partitionWriter) openLocked(slot bool) {
 func (pw *partitionWriter) closeCurrentLocked() {
 	b := pw.cur
 	pw.cur = nil
-	b.timer.Stop()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 	pw.w.state().stats.batchQueueTime.observeSince(b.opened)
 	pw.closedSeq++
 	b.seq = pw.closedSeq
