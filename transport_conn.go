@@ -644,6 +644,9 @@ func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (proto
 }
 
 func (c *brokerConn) write(ctx context.Context, id int32, call *pendingCall, frame []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err // nothing written: the connection stays usable
+	}
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -654,6 +657,14 @@ func (c *brokerConn) write(ctx context.Context, id int32, call *pendingCall, fra
 		c.pending[id] = call
 	}
 	c.mu.Unlock()
+
+	// Most requests go out in one non-blocking write, which needs no
+	// deadline nor interruption; the rest, if any, is written below.
+	n := writeNow(c.nc, frame)
+	if n == len(frame) {
+		return nil
+	}
+	frame = frame[n:]
 
 	_, hasDeadline := ctx.Deadline()
 	if hasDeadline {

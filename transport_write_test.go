@@ -1,0 +1,144 @@
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/produce"
+)
+
+// A request write goes out in one non-blocking system call when the socket
+// takes it (writeNow); these tests cover the requests it does not take
+// whole.
+
+func bigProduceRequest(value []byte) *produce.Request {
+	return &produce.Request{
+		Acks:    -1,
+		Timeout: 1000,
+		Topics: []produce.RequestTopic{{
+			Topic: "t",
+			Partitions: []produce.RequestPartition{{
+				Partition: 0,
+				RecordSet: protocol.RecordSet{Records: NewRecordReader(Record{Value: NewBytes(value)})},
+			}},
+		}},
+	}
+}
+
+// A request larger than the socket buffers is written whole, byte for byte,
+// when the broker reads it.
+func TestBrokerConnWritesRequestsLargerThanTheSocket(t *testing.T) {
+	value := make([]byte, 16<<20)
+	_, err := rand.Read(value)
+	require.NoError(t, err)
+
+	fc := tpNewFakeCluster(t, 1)
+	got := make(chan []byte, 1)
+	fc.setHandler(func(r *tpFakeRequest) {
+		rec, err := r.Msg.(*produce.Request).Topics[0].Partitions[0].RecordSet.Records.ReadRecord()
+		if err == nil {
+			b, _ := io.ReadAll(rec.Value)
+			got <- b
+		} else {
+			got <- nil
+		}
+		tpProduceReply(r, 0)
+	})
+	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String())
+	require.NoError(t, err)
+	defer c.close(errConnClosed)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = c.roundTrip(ctx, bigProduceRequest(value))
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(value, <-got), "the broker did not receive the value as sent")
+	require.NoError(t, c.broken())
+}
+
+// A write the broker stops reading is still ended by the request's context,
+// and the connection, which may hold part of a frame, is not used again.
+func TestBrokerConnBlockedWriteEndsWithContext(t *testing.T) {
+	fc := tpNewFakeCluster(t, 1)
+	release := make(chan struct{})
+	defer close(release)
+	fc.setHandler(func(r *tpFakeRequest) {
+		<-release // the broker reads nothing more until the test ends
+	})
+	// A small send buffer, so that the socket surely fills.
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		nc, err := defaultDialer.DialContext(ctx, network, address)
+		if err == nil {
+			err = nc.(*net.TCPConn).SetWriteBuffer(64 << 10)
+		}
+		return nc, err
+	}
+	cfg := &dialConfig{dial: dial, dialTimeout: 10 * time.Second, clientID: "test"}
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String())
+	require.NoError(t, err)
+	defer c.close(errConnClosed)
+
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.roundTrip(testContext(t), tpProduceRequest(0, -1))
+		first <- err
+	}()
+	tpWaitFor(t, "the first request to reach the broker", func() bool { return fc.count(protocol.Produce, 0) == 1 })
+
+	// Cancelled (no deadline, which the socket would enforce by itself)
+	// late enough for the request to be encoded and its write to block,
+	// even on a loaded machine: before the write, the context is only
+	// checked.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer time.AfterFunc(2*time.Second, cancel).Stop()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.roundTrip(ctx, bigProduceRequest(make([]byte, 16<<20)))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write blocked on a full socket outlived its context")
+	}
+	require.Error(t, c.broken(), "a connection with part of a frame written is still usable")
+	// The request waiting on it fails too.
+	select {
+	case err := <-first:
+		require.Error(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request pending on the closed connection never returned")
+	}
+}
+
+// A request whose context has already ended writes nothing, and the
+// connection stays usable.
+func TestBrokerConnEndedContextWritesNothing(t *testing.T) {
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String())
+	require.NoError(t, err)
+	defer c.close(errConnClosed)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 20; i++ {
+		_, err = c.roundTrip(ctx, tpProduceRequest(0, -1))
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	require.Equal(t, 0, fc.count(protocol.Produce, 0))
+	require.NoError(t, c.broken())
+	_, err = c.roundTrip(testContext(t), tpProduceRequest(0, -1))
+	require.NoError(t, err)
+}
