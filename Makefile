@@ -200,7 +200,7 @@ example: cluster-bin
 # Benchmark tool (bench/, its own module): builds one load generator per
 # client and the embedded cluster, runs every client in its own process and
 # writes docs/bench/results.md, results.json, heap.svg and consume-heap.svg.
-# `make bench-quick` (or BENCHFLAGS=-quick) takes about 8 minutes on 2 cores
+# `make bench-quick` (or BENCHFLAGS=-quick) takes about 10 minutes on 2 cores
 # (BENCHFLAGS='-scenarios consume' for the consumers alone); `make bench` is
 # the full run.
 BENCHFLAGS ?=
