@@ -87,16 +87,16 @@ func BenchmarkProducerFloor(b *testing.B) {
 		msgs := floorValues(fc.records, fc.size)
 		for _, codec := range floorCodecs {
 			b.Run(fmt.Sprintf("encode/%s/%dB/records=%d", floorName(codec), fc.size, fc.records), func(b *testing.B) {
-				var frame bytes.Buffer
+				frame := &frameBuffer{} // the transport's
 				recs := &batchRecords{msgs: msgs}
 				b.SetBytes(int64(fc.size * fc.records))
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
 					recs.next = 0
-					frame.Reset()
+					frame.b = frame.b[:0]
 					req := floorRequest(codec, recs)
 					req.Prepare(9) // the record set version, as the transport sets it
-					if err := protocol.WriteRequest(&frame, 9, 1, "bench", req); err != nil {
+					if err := protocol.WriteRequest(frame, 9, 1, "bench", req); err != nil {
 						b.Fatal(err)
 					}
 				}

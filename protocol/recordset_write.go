@@ -64,26 +64,39 @@ func (rs *RecordSet) WriteTo(w io.Writer) (int64, error) {
 		}
 		return 0, ErrNoRecord
 	}
+	if a, ok := w.(wireAppender); ok {
+		// Encoding a request: the batch is built in the request's own
+		// buffer rather than in one of ours and then copied there.
+		out := rbBuf{b: *a.p}
+		start := len(out.b)
+		err := rs.appendTo(&out)
+		if err != nil {
+			out.b = out.b[:start]
+		}
+		*a.p = out.b
+		return int64(len(out.b) - start), err
+	}
 	out := rbGetBuf()
 	defer rbPutBuf(out)
-
-	var err error
-	switch rs.Version {
-	case 0, 1:
-		if _, ok := rs.Records.(ProducerRecords); ok {
-			return 0, errProducerLegacy
-		}
-		err = rbWriteLegacy(out, 1, rs.Attributes, rs.Records)
-	case 2:
-		err = rbWriteV2(out, rs.Attributes, rs.Records)
-	default:
-		err = Errorf("unsupported record set version %d", rs.Version)
-	}
-	if err != nil || len(out.b) == 0 {
+	if err := rs.appendTo(out); err != nil || len(out.b) == 0 {
 		return 0, err
 	}
 	n, err := w.Write(out.b)
 	return int64(n), err
+}
+
+// appendTo appends the encoding of rs to out (see WriteTo).
+func (rs *RecordSet) appendTo(out *rbBuf) error {
+	switch rs.Version {
+	case 0, 1:
+		if _, ok := rs.Records.(ProducerRecords); ok {
+			return errProducerLegacy
+		}
+		return rbWriteLegacy(out, 1, rs.Attributes, rs.Records)
+	case 2:
+		return rbWriteV2(out, rs.Attributes, rs.Records)
+	}
+	return Errorf("unsupported record set version %d", rs.Version)
 }
 
 // rbClock gives the timestamp of records with a zero Time: the current time,
