@@ -24,10 +24,12 @@ import (
 //
 //	go test -run '^$' -bench ProducerFloor -benchmem .
 
-// floorValues returns n values of size bytes cut from word salad, as the
-// bench tool's load generators make them (bench/clients/loadgen), so that
-// codecs see data compressible like theirs.
-func floorValues(n, size int) []Message {
+// floorValues returns the n values of size bytes that one partition gets
+// when the bench tool's load generators (bench/clients/loadgen) cut values
+// from word salad and spread them over partitions in turn: every stride-th
+// value (3 for the Writer's RoundRobin over 3 partitions, 1 for franz-go's
+// sticky partitioner), so that codecs see data compressible like theirs.
+func floorValues(n, size, stride int) []Message {
 	words := []string{"kafka", "broker", "partition", "offset", "record", "batch",
 		"producer", "consumer", "topic", "leader", "replica", "commit", "fetch",
 		"2026", "event", "user", "order", "id", "status", "ok", "{", "}", ":", ","}
@@ -43,16 +45,23 @@ func floorValues(n, size int) []Message {
 	pool := []byte(sb.String())
 	msgs := make([]Message, n)
 	for i := range msgs {
-		off := (i * 7919) % (len(pool) - size)
+		off := (i * stride * 7919) % (len(pool) - size)
 		msgs[i].Value = append([]byte(nil), pool[off:off+size]...)
 	}
 	return msgs
 }
 
 // floorCases are the batches measured: the bench tool's value sizes, with
-// the records per batch the Writer builds there (BatchSize 1000) and, at
-// 100 B, the ~5000 franz-go builds with its defaults (1 MB batches).
-var floorCases = []struct{ size, records int }{{100, 1000}, {100, 5000}, {1024, 1000}}
+// the batches the Writer builds there (BatchSize 1000, round robin over 3
+// partitions) and those franz-go builds with its defaults (batches of up
+// to 1 MB, ~5000 records of 100 B, from a sticky partitioner).
+var floorCases = []struct {
+	name                  string
+	size, records, stride int
+}{
+	{"writer", 100, 1000, 3}, {"franz", 100, 5000, 1},
+	{"writer", 1024, 1000, 3}, {"franz", 1024, 1000, 1},
+}
 
 var floorCodecs = []compress.Compression{0, compress.Zstd, compress.Snappy, compress.Lz4, compress.Gzip}
 
@@ -84,9 +93,9 @@ func reportPerMsg(b *testing.B, records int) {
 // does before the socket write.
 func BenchmarkProducerFloor(b *testing.B) {
 	for _, fc := range floorCases {
-		msgs := floorValues(fc.records, fc.size)
+		msgs := floorValues(fc.records, fc.size, fc.stride)
 		for _, codec := range floorCodecs {
-			b.Run(fmt.Sprintf("encode/%s/%dB/records=%d", floorName(codec), fc.size, fc.records), func(b *testing.B) {
+			b.Run(fmt.Sprintf("encode/%s/%dB/%s-%d", floorName(codec), fc.size, fc.name, fc.records), func(b *testing.B) {
 				frame := &frameBuffer{} // the transport's
 				recs := &batchRecords{msgs: msgs}
 				b.SetBytes(int64(fc.size * fc.records))
@@ -111,7 +120,7 @@ func BenchmarkProducerFloor(b *testing.B) {
 			b.Fatal(err)
 		}
 		table := crc32.MakeTable(crc32.Castagnoli)
-		b.Run(fmt.Sprintf("crc32c/%dB/records=%d", fc.size, fc.records), func(b *testing.B) {
+		b.Run(fmt.Sprintf("crc32c/%dB/%s-%d", fc.size, fc.name, fc.records), func(b *testing.B) {
 			b.SetBytes(int64(raw.Len()))
 			for i := 0; i < b.N; i++ {
 				crc32.Checksum(raw.Bytes(), table)
@@ -119,7 +128,7 @@ func BenchmarkProducerFloor(b *testing.B) {
 			reportPerMsg(b, fc.records)
 		})
 		for _, codec := range floorCodecs[1:] {
-			b.Run(fmt.Sprintf("codec/%s/%dB/records=%d", floorName(codec), fc.size, fc.records), func(b *testing.B) {
+			b.Run(fmt.Sprintf("codec/%s/%dB/%s-%d", floorName(codec), fc.size, fc.name, fc.records), func(b *testing.B) {
 				var out bytes.Buffer
 				b.SetBytes(int64(raw.Len()))
 				b.ReportAllocs()
@@ -139,7 +148,7 @@ func BenchmarkProducerFloor(b *testing.B) {
 		}
 		// The socket: one write of an uncompressed frame of this batch to
 		// a loopback TCP connection drained by another goroutine.
-		b.Run(fmt.Sprintf("socket/%dB/records=%d", fc.size, fc.records), func(b *testing.B) {
+		b.Run(fmt.Sprintf("socket/%dB/%s-%d", fc.size, fc.name, fc.records), func(b *testing.B) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				b.Fatal(err)
