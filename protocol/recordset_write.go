@@ -125,6 +125,13 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 		body = rbGetBuf()
 		defer rbPutBuf(body)
 	}
+	if h, ok := records.(rbSizeHinter); ok {
+		// One allocation of the right size rather than a buffer doubling
+		// its way up from a few kilobytes, copying the records each time.
+		if n := h.SizeHint(); n > 0 {
+			body.b = slices.Grow(body.b, min(n, rbMaxSizeHint))
+		}
+	}
 
 	var clock rbClock
 	var count, first, maxTS int64
@@ -184,6 +191,17 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 	be.PutUint32(h[rbV2CRC:], rbCRC32C(h[rbV2Attributes:]))
 	return nil
 }
+
+// rbSizeHinter is implemented by record readers that know about how many
+// bytes their records take encoded in a v2 batch (the Writer's batches
+// do). The hint only sizes a buffer: a wrong one costs memory or a copy,
+// never correctness.
+type rbSizeHinter interface {
+	SizeHint() int
+}
+
+// rbMaxSizeHint bounds what a hint may make us allocate up front.
+const rbMaxSizeHint = 16 << 20
 
 // rbVarintLen is the size of x as a zigzag varint.
 func rbVarintLen(x int64) int {
