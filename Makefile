@@ -59,7 +59,7 @@ help:
 	@echo 'make help-check    check that this help names every .PHONY target of the Makefile'
 	@echo 'make fuzz          run every Fuzz target for FUZZTIME=$(FUZZTIME) each (several minutes at the default)'
 	@echo 'make bench         the benchmark tool (bench/), full run, writes docs/bench/'
-	@echo 'make bench-quick   the same, shorter (about 2 minutes)'
+	@echo 'make bench-quick   the same, shorter (about 10 minutes)'
 	@echo 'make modules       list the modules test, vet and lint iterate over'
 	@echo 'make help          this list'
 

@@ -78,7 +78,7 @@ func logf(format string, args ...any) {
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.BoolVar(&o.quick, "quick", false, "small counts and one round of everything (about 2 minutes on 2 cores)")
+	fs.BoolVar(&o.quick, "quick", false, "small counts and one round of everything (about 10 minutes on 2 shared cores)")
 	fs.IntVar(&o.rounds, "rounds", 0, "rounds per case, alternating between clients (default 3, or 1 with -quick)")
 	fs.StringVar(&o.repo, "repo", "", "repository root (default: found from the working directory)")
 	fs.StringVar(&o.out, "out", "", "output directory (default <repo>/docs/bench)")
