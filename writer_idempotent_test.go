@@ -639,3 +639,33 @@ func TestIdempotentWriterCompressed(t *testing.T) {
 		})
 	}
 }
+
+// When the attempts run out on a refusal that restarts the sequence
+// numbers, the batch fails with the broker's refusal itself: it was never
+// appended, and the error does not claim it will be sent again.
+func TestIdempotentWriterLastAttemptRefused(t *testing.T) {
+	for _, code := range []Error{OutOfOrderSequenceNumber, UnknownProducerId, InvalidProducerEpoch} {
+		t.Run(code.Title(), func(t *testing.T) {
+			b := newIdemBroker(map[string]int{"t": 1})
+			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
+				if call == 2 {
+					return idemFault{code: int16(code)}
+				}
+				return idemFault{}
+			}
+			w := newIdemWriter(b)
+			w.MaxAttempts = 1
+			defer w.Close()
+			ctx := context.Background()
+			require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "a", 2)...))
+			err := w.WriteMessages(ctx, msgsFor(0, "b", 3)...)
+			var werr WriteErrors
+			require.ErrorAs(t, err, &werr)
+			for i, e := range werr {
+				require.Equal(t, code, e, "message %d: %v", i, e)
+			}
+			require.NoError(t, w.WriteMessages(ctx, msgsFor(0, "c", 1)...))
+			assert.Equal(t, append(values("a", 2), values("c", 1)...), b.logOf(tp0))
+		})
+	}
+}

@@ -858,6 +858,14 @@ func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, er
 			w.state().meta.invalidate(key.topic)
 		}
 	}
+	var retry idemRetry
+	if errors.As(err, &retry) {
+		// MaxAttempts ran out just as the partition restarted its
+		// sequence numbers: the batch was refused and never appended, so
+		// the broker's refusal is the outcome, as for any other batch
+		// that used up its attempts.
+		err = retry.cause
+	}
 	pw.idem.finish(b, err)
 	return res, err
 }
