@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -195,6 +196,13 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 	owner := src
 	records := batch[rbV2HeaderSize:]
 	codec := attrs.Compression()
+	if codec != 0 && d.lazy {
+		// The compressed bytes get a buffer of their own, dropped once
+		// decompressed, so that the frame need not outlive the decoding:
+		// a consumer then holds the batches of a response it has not
+		// reached yet, not the whole response until its last message.
+		records = bytes.Clone(records)
+	}
 	switch {
 	case codec != 0 && !d.lazy:
 		out, err := rbDecompress(codec, records)
