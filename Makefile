@@ -59,7 +59,7 @@ help:
 	@echo 'make help-check    check that this help names every .PHONY target of the Makefile'
 	@echo 'make fuzz          run every Fuzz target for FUZZTIME=$(FUZZTIME) each (several minutes at the default)'
 	@echo 'make bench         the benchmark tool (bench/), full run, writes docs/bench/'
-	@echo 'make bench-quick   the same, shorter (about 2 minutes)'
+	@echo 'make bench-quick   the same, shorter (about 10 minutes)'
 	@echo 'make modules       list the modules test, vet and lint iterate over'
 	@echo 'make help          this list'
 
@@ -200,7 +200,7 @@ example: cluster-bin
 # Benchmark tool (bench/, its own module): builds one load generator per
 # client and the embedded cluster, runs every client in its own process and
 # writes docs/bench/results.md, results.json, heap.svg and consume-heap.svg.
-# `make bench-quick` (or BENCHFLAGS=-quick) takes about 8 minutes on 2 cores
+# `make bench-quick` (or BENCHFLAGS=-quick) takes about 10 minutes on 2 cores
 # (BENCHFLAGS='-scenarios consume' for the consumers alone); `make bench` is
 # the full run.
 BENCHFLAGS ?=

@@ -198,7 +198,7 @@ var _ protocol.ProducerRecords = (*idemRecords)(nil)
 func (pw *partitionWriter) records(b *writeBatch) (protocol.RecordReader, error) {
 	ip := pw.idem
 	if ip == nil {
-		return &batchRecords{msgs: b.msgs}, nil
+		return &batchRecords{msgs: b.msgs, size: b.bytes}, nil
 	}
 	if ip.batch != b {
 		s, err := ip.p.session(pw.w)
@@ -214,7 +214,7 @@ func (pw *partitionWriter) records(b *writeBatch) (protocol.RecordReader, error)
 		ip.next = nextSequence(ip.next, len(b.msgs))
 	}
 	ip.attempted = true
-	return &idemRecords{batchRecords: batchRecords{msgs: b.msgs}, stamp: ip.stamp}, nil
+	return &idemRecords{batchRecords: batchRecords{msgs: b.msgs, size: b.bytes}, stamp: ip.stamp}, nil
 }
 
 // nextSequence is seq advanced by n records; sequences wrap around to 0

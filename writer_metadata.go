@@ -19,10 +19,27 @@ const writerMetadataTTL = time.Second
 type writerMetadata struct {
 	mu     sync.Mutex
 	topics map[string]*writerTopicMeta
+	// last is the topic looked up last while its count is fresh: a
+	// Writer usually writes to one topic, and one-message WriteMessages
+	// calls then find its count without taking mu (a lock and a map
+	// lookup per call, measured at about 5% of the CPU of a stream of
+	// 100-byte messages).
+	last atomic.Pointer[writerFreshCount]
+}
+
+// writerFreshCount is a partition count as long as valid holds; valid is
+// cleared, under writerMetadata.mu, when the count stops being fresh or
+// the topic is invalidated.
+type writerFreshCount struct {
+	topic string
+	count int
+	valid atomic.Bool
 }
 
 type writerTopicMeta struct {
 	count int
+	// fast is this entry's count as published in writerMetadata.last.
+	fast *writerFreshCount
 	// fresh is cleared by a timer writerMetadataTTL after count was
 	// fetched: every WriteMessages call checks it, and reading the clock
 	// there cost more than the rest of the lookup.
@@ -36,13 +53,26 @@ func (m *writerMetadata) invalidate(topic string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e := m.topics[topic]; e != nil && e.loading == nil {
+		e.stale()
 		delete(m.topics, topic)
+	}
+}
+
+// stale withdraws the published count of e. Called with mu held.
+func (e *writerTopicMeta) stale() {
+	e.fresh = false
+	if e.fast != nil {
+		e.fast.valid.Store(false)
+		e.fast = nil
 	}
 }
 
 // partitions returns the number of partitions of topic.
 func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 	m := &w.state().meta
+	if f := m.last.Load(); f != nil && f.topic == topic && f.valid.Load() {
+		return f.count, nil
+	}
 	for {
 		m.mu.Lock()
 		e := m.topics[topic]
@@ -62,6 +92,9 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 			}
 		case e.count > 0 && e.fresh:
 			n := e.count
+			if e.fast != nil {
+				m.last.Store(e.fast)
+			}
 			m.mu.Unlock()
 			return n, nil
 		}
@@ -75,9 +108,15 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 		e.loading = nil
 		if err == nil {
 			e.count, e.fresh = n, true
+			f := &writerFreshCount{topic: topic, count: n}
+			f.valid.Store(true)
+			e.fast = f
+			m.last.Store(f)
 			time.AfterFunc(writerMetadataTTL, func() {
 				m.mu.Lock()
-				e.fresh = false
+				if e.fast == f {
+					e.stale()
+				}
 				m.mu.Unlock()
 			})
 		}

@@ -950,7 +950,13 @@ type batchRecords struct {
 	next       int
 	rec        protocol.Record
 	key, value recordBytes
+	// size is the batch's accounted bytes (writeBatch.bytes), about what
+	// its records take encoded; 0 when unknown.
+	size int64
 }
+
+// SizeHint lets the record batch encoder allocate its buffer once.
+func (r *batchRecords) SizeHint() int { return int(r.size) }
 
 func (r *batchRecords) ReadRecord() (*protocol.Record, error) {
 	if r.next >= len(r.msgs) {

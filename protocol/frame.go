@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 )
 
 // frameChunk bounds the memory committed to a frame before its bytes have
@@ -157,20 +158,51 @@ func encodeFrame(w io.Writer, c *codec, msg Message, hdr *frameHeader) error {
 	if total > 1<<31-1-4 {
 		return errBytesTooLong
 	}
+	if fa, ok := w.(frameAppender); ok {
+		// The frame is encoded in place at the end of the caller's
+		// buffer, instead of in one of ours and then copied there.
+		p := fa.FrameBuffer()
+		start := len(*p)
+		ww := state.writer(slices.Grow(*p, 4+total))
+		if err := writeFrame(ww, c, v, hdr, total); err != nil {
+			*p = ww.b[:start]
+			return err
+		}
+		*p = ww.b
+		return nil
+	}
 	buf := wireGetBuffer(4 + total)
 	defer wirePutBuffer(buf)
 	ww := state.writer(*buf)
+	err := writeFrame(ww, c, v, hdr, total)
+	*buf = ww.b
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(ww.b)
+	return err
+}
+
+// frameAppender is implemented by writers that let a frame be encoded
+// straight into their buffer: FrameBuffer returns it, and the encoder
+// appends the frame to it (or leaves it as it was on error).
+type frameAppender interface {
+	FrameBuffer() *[]byte
+}
+
+// writeFrame encodes the frame of v, whose body takes total bytes after
+// the size prefix, at the end of ww.b.
+func writeFrame(ww *wireWriter, c *codec, v reflect.Value, hdr *frameHeader, total int) error {
+	start := len(ww.b)
 	ww.int32(int32(total))
 	hdr.write(ww)
 	c.encode(ww, v)
-	*buf = ww.b
-	if len(ww.b) != 4+total {
+	if len(ww.b)-start != 4+total {
 		// The size pass and the write pass disagree: a bug, never a
 		// condition of the input. Refuse to send a corrupt frame.
-		return fmt.Errorf("kafka protocol: internal error encoding %T: %d bytes written, %d expected", msg, len(ww.b), 4+total)
+		return fmt.Errorf("kafka protocol: internal error encoding %s: %d bytes written, %d expected", v.Type(), len(ww.b)-start, 4+total)
 	}
-	_, err := w.Write(ww.b)
-	return err
+	return nil
 }
 
 // messageValue returns the struct value behind msg (a pointer, usually).

@@ -64,26 +64,39 @@ func (rs *RecordSet) WriteTo(w io.Writer) (int64, error) {
 		}
 		return 0, ErrNoRecord
 	}
+	if a, ok := w.(wireAppender); ok {
+		// Encoding a request: the batch is built in the request's own
+		// buffer rather than in one of ours and then copied there.
+		out := rbBuf{b: *a.p}
+		start := len(out.b)
+		err := rs.appendTo(&out)
+		if err != nil {
+			out.b = out.b[:start]
+		}
+		*a.p = out.b
+		return int64(len(out.b) - start), err
+	}
 	out := rbGetBuf()
 	defer rbPutBuf(out)
-
-	var err error
-	switch rs.Version {
-	case 0, 1:
-		if _, ok := rs.Records.(ProducerRecords); ok {
-			return 0, errProducerLegacy
-		}
-		err = rbWriteLegacy(out, 1, rs.Attributes, rs.Records)
-	case 2:
-		err = rbWriteV2(out, rs.Attributes, rs.Records)
-	default:
-		err = Errorf("unsupported record set version %d", rs.Version)
-	}
-	if err != nil || len(out.b) == 0 {
+	if err := rs.appendTo(out); err != nil || len(out.b) == 0 {
 		return 0, err
 	}
 	n, err := w.Write(out.b)
 	return int64(n), err
+}
+
+// appendTo appends the encoding of rs to out (see WriteTo).
+func (rs *RecordSet) appendTo(out *rbBuf) error {
+	switch rs.Version {
+	case 0, 1:
+		if _, ok := rs.Records.(ProducerRecords); ok {
+			return errProducerLegacy
+		}
+		return rbWriteLegacy(out, 1, rs.Attributes, rs.Records)
+	case 2:
+		return rbWriteV2(out, rs.Attributes, rs.Records)
+	}
+	return Errorf("unsupported record set version %d", rs.Version)
 }
 
 // rbClock gives the timestamp of records with a zero Time: the current time,
@@ -111,6 +124,13 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 		// Records are encoded aside, then compressed after the header.
 		body = rbGetBuf()
 		defer rbPutBuf(body)
+	}
+	if h, ok := records.(rbSizeHinter); ok {
+		// One allocation of the right size rather than a buffer doubling
+		// its way up from a few kilobytes, copying the records each time.
+		if n := h.SizeHint(); n > 0 {
+			body.b = slices.Grow(body.b, min(n, rbMaxSizeHint))
+		}
 	}
 
 	var clock rbClock
@@ -171,6 +191,17 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 	be.PutUint32(h[rbV2CRC:], rbCRC32C(h[rbV2Attributes:]))
 	return nil
 }
+
+// rbSizeHinter is implemented by record readers that know about how many
+// bytes their records take encoded in a v2 batch (the Writer's batches
+// do). The hint only sizes a buffer: a wrong one costs memory or a copy,
+// never correctness.
+type rbSizeHinter interface {
+	SizeHint() int
+}
+
+// rbMaxSizeHint bounds what a hint may make us allocate up front.
+const rbMaxSizeHint = 16 << 20
 
 // rbVarintLen is the size of x as a zigzag varint.
 func rbVarintLen(x int64) int {

@@ -36,6 +36,12 @@ func opts(cfg loadgen.Config) ([]kgo.Opt, error) {
 		o = append(o, kgo.ProducerBatchCompression(kgo.NoCompression()))
 	case "zstd":
 		o = append(o, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
+	case "snappy":
+		o = append(o, kgo.ProducerBatchCompression(kgo.SnappyCompression()))
+	case "lz4":
+		o = append(o, kgo.ProducerBatchCompression(kgo.Lz4Compression()))
+	case "gzip":
+		o = append(o, kgo.ProducerBatchCompression(kgo.GzipCompression()))
 	default:
 		return nil, fmt.Errorf("unsupported compression %q", cfg.Compression)
 	}

@@ -39,6 +39,12 @@ func compression(name string) (kafka.Compression, error) {
 		return 0, nil
 	case "zstd":
 		return kafka.Zstd, nil
+	case "snappy":
+		return kafka.Snappy, nil
+	case "lz4":
+		return kafka.Lz4, nil
+	case "gzip":
+		return kafka.Gzip, nil
 	}
 	return 0, fmt.Errorf("unsupported compression %q", name)
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,10 @@ const (
 	CreateTopic = "create-topic"
 )
 
+// Codecs are the compression codecs every client maps (besides "none"),
+// named as Kafka's producer config names them.
+var Codecs = []string{"zstd", "snappy", "lz4", "gzip"}
+
 // Config describes one run. The bench tool passes it as flags.
 type Config struct {
 	Client      string
@@ -39,7 +44,7 @@ type Config struct {
 	Partitions  int
 	Messages    int
 	Size        int
-	Compression string // "none" or "zstd"
+	Compression string // "none" or one of Codecs
 	// Duration bounds the slow-broker scenario: the producer writes as fast
 	// as the client lets it (at most Messages) and the heap is sampled for
 	// this long; then the process exits without draining.
@@ -121,7 +126,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.IntVar(&cfg.Partitions, "partitions", 3, "partitions (create-topic; the consumers read them all)")
 	fs.IntVar(&cfg.Messages, "messages", 100000, "messages to write (slow: at most)")
 	fs.IntVar(&cfg.Size, "size", 100, "value size in bytes")
-	fs.StringVar(&cfg.Compression, "compression", "none", "none or zstd")
+	fs.StringVar(&cfg.Compression, "compression", "none", "none, "+strings.Join(Codecs, ", "))
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "slow: how long to produce and sample; consumers: how long reading everything may take")
 	fs.IntVar(&cfg.Rate, "rate", 0, "slow: offered messages per second (0 = unpaced)")
 	fs.DurationVar(&cfg.SampleEvery, "sample", 50*time.Millisecond, "heap sampling interval")
@@ -150,8 +155,8 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 		return Config{}, errors.New("-brokers is empty")
 	case cfg.Messages < 1 || cfg.Size < 1:
 		return Config{}, errors.New("-messages and -size must be positive")
-	case cfg.Compression != "none" && cfg.Compression != "zstd":
-		return Config{}, fmt.Errorf("-compression %q: want none or zstd", cfg.Compression)
+	case cfg.Compression != "none" && !slices.Contains(Codecs, cfg.Compression):
+		return Config{}, fmt.Errorf("-compression %q: want none, %s", cfg.Compression, strings.Join(Codecs, ", "))
 	case cfg.SampleEvery <= 0:
 		return Config{}, errors.New("-sample must be positive")
 	case cfg.CommitEvery < 1:

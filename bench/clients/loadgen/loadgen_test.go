@@ -161,7 +161,12 @@ func TestParseFlags(t *testing.T) {
 	if len(c.Brokers) != 2 || c.Brokers[1] != "b:2" || c.Compression != "zstd" || c.MaxBufferedBatches != 3 {
 		t.Fatalf("%+v", c)
 	}
-	for _, args := range [][]string{{"-compression", "lz4"}, {"-brokers", ","}, {"-messages", "0"}, {"extra"}} {
+	for _, codec := range Codecs {
+		if c, err := ParseFlags("x", []string{"-compression", codec}, io.Discard); err != nil || c.Compression != codec {
+			t.Errorf("-compression %s: %v", codec, err)
+		}
+	}
+	for _, args := range [][]string{{"-compression", "brotli"}, {"-brokers", ","}, {"-messages", "0"}, {"extra"}} {
 		if _, err := ParseFlags("x", args, io.Discard); err == nil {
 			t.Errorf("%q accepted", args)
 		}

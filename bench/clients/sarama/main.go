@@ -36,6 +36,12 @@ func config(cfg loadgen.Config) (*sarama.Config, error) {
 		c.Producer.Compression = sarama.CompressionNone
 	case "zstd":
 		c.Producer.Compression = sarama.CompressionZSTD
+	case "snappy":
+		c.Producer.Compression = sarama.CompressionSnappy
+	case "lz4":
+		c.Producer.Compression = sarama.CompressionLZ4
+	case "gzip":
+		c.Producer.Compression = sarama.CompressionGZIP
 	default:
 		return nil, fmt.Errorf("unsupported compression %q", cfg.Compression)
 	}

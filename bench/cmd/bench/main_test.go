@@ -43,7 +43,7 @@ func TestWorkloads(t *testing.T) {
 				t.Errorf("workload %s has no messages", w.id)
 			}
 		}
-		if scen["throughput"] != 4 || scen["slow"] != 1 || scen["latency"] != 1 {
+		if scen["throughput"] != 10 || scen["slow"] != 1 || scen["latency"] != 1 {
 			t.Errorf("quick=%v: scenarios %v", quick, scen)
 		}
 		if !quick && (ws[0].messages != 1_000_000 || ws[1].messages != 200_000 || ws[1].size != 1024) {
@@ -127,6 +127,34 @@ func TestReservedPorts(t *testing.T) {
 	ps := strings.Split(got, ",")
 	if len(ps) != 3 || ps[0] == ps[1] || ps[1] == ps[2] || ps[0] == ps[2] {
 		t.Fatalf("freePorts(3) = %q", got)
+	}
+}
+
+func TestThroughputWorkloads(t *testing.T) {
+	for _, quick := range []bool{false, true} {
+		codecs := map[string]int{}
+		for _, w := range workloads(&options{quick: quick, slowDelay: 100e6}) {
+			if w.scenario != loadgen.Throughput {
+				continue
+			}
+			codecs[w.compression]++
+			args := strings.Join((&bench{o: &options{partitions: 3}}).args(w, "b", "t"), " ")
+			if !strings.Contains(args, "-compression "+w.compression) {
+				t.Errorf("%s args %q lack the codec", w.id, args)
+			}
+			if !quick && w.messages != map[int]int{100: 1_000_000, 1024: 200_000}[w.size] {
+				t.Errorf("full mode %s: %d messages", w.id, w.messages)
+			}
+		}
+		// Every codec at both sizes.
+		for _, c := range []string{"none", "zstd", "snappy", "lz4", "gzip"} {
+			if codecs[c] != 2 {
+				t.Errorf("quick=%v: codec %s has %d throughput workloads", quick, c, codecs[c])
+			}
+		}
+		if len(codecs) != 5 {
+			t.Errorf("quick=%v: codecs %v", quick, codecs)
+		}
 	}
 }
 

@@ -1,0 +1,57 @@
+package kafka
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A count dropped by invalidate (after a leadership error) is asked for
+// again at the next call, even while it would still be fresh, and the
+// count of one topic never answers for another.
+func TestWriterPartitionCountInvalidatedAndPerTopic(t *testing.T) {
+	stub := newStubBroker(map[string]int{"a": 2, "b": 5})
+	w := &Writer{Addr: TCP("stub"), Transport: stub, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := context.Background()
+	count := func(topic string) int {
+		t.Helper()
+		n, err := w.partitions(ctx, topic)
+		require.NoError(t, err)
+		return n
+	}
+	for i := 0; i < 3; i++ {
+		require.Equal(t, 2, count("a"))
+		require.Equal(t, 5, count("b"))
+	}
+	stub.mu.Lock()
+	stub.partitions["a"] = 7
+	asked := stub.metaRequests
+	stub.mu.Unlock()
+	require.Equal(t, 2, count("a"), "the count is cached within writerMetadataTTL")
+
+	w.state().meta.invalidate("a")
+	require.Equal(t, 7, count("a"), "an invalidated count is asked for again")
+	require.Equal(t, 5, count("b"))
+	require.Equal(t, 7, count("a"))
+	stub.mu.Lock()
+	defer stub.mu.Unlock()
+	require.Equal(t, asked+1, stub.metaRequests, "one new request, for the invalidated topic")
+}
+
+// The lookup every WriteMessages call makes, from concurrent callers.
+func BenchmarkWriterPartitionCount(b *testing.B) {
+	stub := newStubBroker(map[string]int{"t": 3})
+	w := &Writer{Addr: TCP("stub"), Transport: stub, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := context.Background()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := w.partitions(ctx, "t"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
