@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 	"unsafe"
 )
 
@@ -286,4 +287,34 @@ func TestRecordSetReadOwnedChecksAsItReads(t *testing.T) {
 		_, err := rs.ReadFrom(bytes.NewReader(in))
 		check(t, err != nil, "ReadFrom accepted a malformed batch")
 	}
+}
+
+// The compressed batches of a response decoded from its frame do not keep
+// the frame: it can be collected once decoded, while its batches are still
+// unread, so a consumer holds the batches it has not reached rather than
+// the whole response.
+func TestRecordSetReadOwnedCompressedDropsFrame(t *testing.T) {
+	data, want := ownedBatches(t, 3, Zstd)
+	frame := make([]byte, len(data))
+	copy(frame, data)
+	collected := make(chan struct{})
+	runtime.SetFinalizer(&frame[0], func(*byte) { close(collected) })
+	var rs RecordSet
+	must(t, rs.readOwned(frame))
+	frame = nil
+	for i := 0; i < 200; i++ { // finalizers run on their own goroutine
+		runtime.GC()
+		select {
+		case <-collected:
+			i = 200
+		default:
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	select {
+	case <-collected:
+	default:
+		t.Fatal("the frame is still referenced after its compressed batches were decoded")
+	}
+	checkRecords(t, rs.Records, want)
 }

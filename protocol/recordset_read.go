@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -59,8 +60,11 @@ func (rs *RecordSet) ReadFrom(r io.Reader) (int64, error) {
 // frame that nothing writes to again (wireReader.owned), with two
 // differences that bound what a fetch costs in memory:
 //
-//   - the batches stay in data instead of being copied to a buffer of
-//     their own, so a fetch response is held once, not twice;
+//   - uncompressed batches stay in data instead of being copied to a
+//     buffer of their own, so a fetch response is held once, not twice;
+//     the compressed bytes of a compressed batch are copied (a fraction
+//     of what decompressing them costs), so that data is not held until
+//     the last batch was read;
 //   - a compressed v2 batch is checked (CRC, header) here but decompressed
 //     only when its first record is read, and its buffer recycled when its
 //     last one was, so a consumer holds one decompressed batch at a time
@@ -195,6 +199,13 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 	owner := src
 	records := batch[rbV2HeaderSize:]
 	codec := attrs.Compression()
+	if codec != 0 && d.lazy {
+		// The compressed bytes get a buffer of their own, dropped once
+		// decompressed, so that the frame need not outlive the decoding:
+		// a consumer then holds the batches of a response it has not
+		// reached yet, not the whole response until its last message.
+		records = bytes.Clone(records)
+	}
 	switch {
 	case codec != 0 && !d.lazy:
 		out, err := rbDecompress(codec, records)
