@@ -1,0 +1,240 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// keyedPartition sends a message to the partition its key names ("p<N>/...").
+var keyedPartition = BalancerFunc(func(m Message, partitions ...int) int {
+	k := string(m.Key)
+	n, _ := strconv.Atoi(k[1:strings.IndexByte(k, '/')])
+	return partitions[n%len(partitions)]
+})
+
+func sizeOf(m Message) int64 { return m.totalSize() }
+
+// A sync call whose messages alternate between partitions, with batches of
+// a few messages, must report each failed batch at exactly the indexes of
+// the messages it held: the fast path records several messages per hold of
+// the lock, the waiting path one at a time, and both feed the same map.
+func TestWriterSyncErrorsIndexedAcrossFastAndSlowPaths(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		batches, bytes int64
+	}{
+		{"unbounded", 0, 0},
+		{"MaxBufferedBatches 1", 1, 0},
+		{"bytes of two messages", 0, 2 * sizeOf(Message{Key: []byte("p0/00"), Value: []byte("00")})},
+		{"both", 1, 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 2})
+			// The second batch of partition 1 is refused for good.
+			stub.produceErrors[topicPartition{"t", 1}] = []int16{0, int16(TopicAuthorizationFailed)}
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyedPartition,
+				BatchSize: 3, BatchTimeout: 5 * time.Millisecond, RequiredAcks: RequireOne,
+				MaxBufferedBatches: int(c.batches), MaxBufferedBytes: c.bytes,
+			}
+			defer shutdown(w, stub)
+			msgs := make([]Message, 20)
+			for i := range msgs {
+				msgs[i] = Message{Key: []byte(fmt.Sprintf("p%d/%02d", i%2, i)), Value: []byte(fmt.Sprintf("%02d", i))}
+			}
+			err := w.WriteMessages(context.Background(), msgs...)
+			var werrs WriteErrors
+			require.ErrorAs(t, err, &werrs)
+			require.Len(t, werrs, len(msgs))
+			// Partition 1 holds the odd indexes; its batches are 1,3,5 /
+			// 7,9,11 / ... when BatchSize alone cuts them. With a bytes
+			// bound of two messages a batch can be cut earlier, so work
+			// out the failed batch from what the broker kept.
+			kept := map[string]bool{}
+			for _, r := range stub.records(topicPartition{"t", 1}) {
+				kept[r.value] = true
+			}
+			for _, r := range stub.records(topicPartition{"t", 0}) {
+				kept[r.value] = true
+			}
+			failed := 0
+			for i := range msgs {
+				v := fmt.Sprintf("%02d", i)
+				if werrs[i] != nil {
+					failed++
+					require.False(t, kept[v], "message %d reported failed but written", i)
+					require.Equal(t, 1, i%2, "message %d of partition 0 reported failed: %v", i, werrs[i])
+				} else {
+					require.True(t, kept[v], "message %d reported written but missing", i)
+				}
+			}
+			sizes := stub.batchSizes(topicPartition{"t", 1})
+			require.NotZero(t, failed)
+			// Every written partition-1 batch plus the failed one make up
+			// partition 1's ten messages.
+			sum := 0
+			for _, n := range sizes {
+				sum += n
+			}
+			require.Equal(t, 10, sum+failed, "batches %v, failed %d", sizes, failed)
+		})
+	}
+}
+
+// Many callers write alternating-partition calls to a Writer bounded to a
+// single batch per partition and one message's bytes, with BatchSize 1 and
+// a BatchTimeout of a nanosecond, while some calls are cancelled at random.
+// Whatever happens, no message is written twice, each caller's messages to
+// a partition arrive in the caller's order, and a call that returned nil
+// has all its messages written.
+func TestWriterAddRunConcurrentOrderUnderTightBounds(t *testing.T) {
+	one := sizeOf(Message{Key: []byte("p0/c00/000"), Value: []byte("c00/000")})
+	for _, c := range []struct {
+		name      string
+		batchSize int
+		batches   int
+		bytes     int64
+		async     bool
+	}{
+		{"BatchSize 1, one batch, one message of bytes", 1, 1, one, false},
+		{"BatchSize 4, one batch", 4, 1, 0, false},
+		{"BatchSize 4, bytes of three", 4, 0, 3 * one, false},
+		{"BatchSize 3, both, async", 3, 1, 2 * one, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 3})
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyedPartition,
+				BatchSize: c.batchSize, BatchTimeout: time.Nanosecond, RequiredAcks: RequireOne,
+				MaxBufferedBatches: c.batches, MaxBufferedBytes: c.bytes, Async: c.async,
+			}
+			defer shutdown(w, stub)
+
+			const callers, calls, each = 8, 25, 7
+			var mu sync.Mutex
+			okCalls := map[string][]Message{}
+			var wg sync.WaitGroup
+			for g := 0; g < callers; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					rnd := rand.New(rand.NewSource(int64(g)))
+					seq := 0
+					for n := 0; n < calls; n++ {
+						msgs := make([]Message, each)
+						for i := range msgs {
+							v := fmt.Sprintf("c%02d/%03d", g, seq)
+							seq++
+							msgs[i] = Message{Key: []byte(fmt.Sprintf("p%d/%s", rnd.Intn(3), v)), Value: []byte(v)}
+						}
+						ctx, cancel := context.WithCancel(context.Background())
+						if rnd.Intn(4) == 0 {
+							go func(d time.Duration) { time.Sleep(d); cancel() }(time.Duration(rnd.Intn(200)) * time.Microsecond)
+						}
+						err := w.WriteMessages(ctx, msgs...)
+						cancel()
+						if err == nil && !c.async {
+							mu.Lock()
+							okCalls[fmt.Sprintf("%d/%d", g, n)] = msgs
+							mu.Unlock()
+						} else if err != nil && !errors.Is(err, context.Canceled) {
+							var werrs WriteErrors
+							if !errors.As(err, &werrs) {
+								t.Errorf("caller %d call %d: %v", g, n, err)
+							}
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
+			require.NoError(t, w.Flush(context.Background()))
+
+			seen := map[string]int{}
+			for p := 0; p < 3; p++ {
+				last := map[string]int{}
+				for _, r := range stub.records(topicPartition{"t", int32(p)}) {
+					seen[r.value]++
+					require.Equal(t, 1, seen[r.value], "written twice: %s", r.value)
+					caller, num, _ := strings.Cut(r.value, "/")
+					k, _ := strconv.Atoi(num)
+					prev, ok := last[caller]
+					require.True(t, !ok || k > prev, "partition %d: %s after %s/%03d", p, r.value, caller, prev)
+					last[caller] = k
+					require.True(t, strings.HasPrefix(r.key, fmt.Sprintf("p%d/", p)), "record %s on partition %d", r.key, p)
+				}
+			}
+			for call, msgs := range okCalls {
+				for _, m := range msgs {
+					require.Equal(t, 1, seen[string(m.Value)], "call %s returned nil but %s is missing", call, m.Value)
+				}
+			}
+		})
+	}
+}
+
+// Close racing with callers whose calls span partitions: every call ends
+// (no caller is left waiting for a slot or bytes), a call that returned nil
+// was written, and nothing is written twice.
+func TestWriterAddRunCloseRace(t *testing.T) {
+	for round := 0; round < 5; round++ {
+		stub := newStubBroker(map[string]int{"t": 2})
+		w := &Writer{
+			Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyedPartition,
+			BatchSize: 2, BatchTimeout: time.Nanosecond, RequiredAcks: RequireOne,
+			MaxBufferedBatches: 1, MaxBufferedBytes: 256,
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var ok [][]Message
+		for g := 0; g < 6; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					msgs := make([]Message, 5)
+					for i := range msgs {
+						v := fmt.Sprintf("c%d/%03d", g, n*5+i)
+						msgs[i] = Message{Key: []byte(fmt.Sprintf("p%d/%s", i%2, v)), Value: []byte(v)}
+					}
+					err := w.WriteMessages(context.Background(), msgs...)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					ok = append(ok, msgs)
+					mu.Unlock()
+				}
+			}(g)
+		}
+		eventually(t, "some calls written", func() bool { return stub.totalRecords() > 50 })
+		require.NoError(t, w.Close())
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("callers still blocked after Close")
+		}
+		seen := map[string]int{}
+		for p := 0; p < 2; p++ {
+			for _, r := range stub.records(topicPartition{"t", int32(p)}) {
+				seen[r.value]++
+				require.Equal(t, 1, seen[r.value], "written twice: %s", r.value)
+			}
+		}
+		for _, msgs := range ok {
+			for _, m := range msgs {
+				require.Equal(t, 1, seen[string(m.Value)], "%s acknowledged but missing", m.Value)
+			}
+		}
+	}
+}
