@@ -142,3 +142,53 @@ func TestBrokerConnEndedContextWritesNothing(t *testing.T) {
 	_, err = c.roundTrip(testContext(t), tpProduceRequest(0, -1))
 	require.NoError(t, err)
 }
+
+// Concurrent requests larger than the socket, on one connection: each is
+// partly taken by the non-blocking write and finished by the usual one, and
+// no other request's bytes may come in between (the broker would read a
+// corrupt frame). Every request arrives whole and answers its own caller.
+func TestBrokerConnConcurrentPartialWritesDoNotInterleave(t *testing.T) {
+	fc := tpNewFakeCluster(t, 1)
+	fc.setHandler(func(r *tpFakeRequest) {
+		p := r.Msg.(*produce.Request).Topics[0].Partitions[0]
+		rec, err := p.RecordSet.Records.ReadRecord()
+		code := int16(0)
+		if err != nil {
+			code = int16(InvalidMessage)
+		} else {
+			b, _ := io.ReadAll(rec.Value)
+			// Each value is filled with one byte; the partition number
+			// names that byte.
+			if len(b) == 0 || !bytes.Equal(b, bytes.Repeat(b[:1], len(b))) || int32(b[0]) != p.Partition {
+				code = int16(InvalidMessage)
+			}
+		}
+		tpProduceReply(r, code)
+	})
+	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String())
+	require.NoError(t, err)
+	defer c.close(errConnClosed)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const callers = 8
+	errs := make(chan error, callers)
+	for g := 0; g < callers; g++ {
+		go func(g int) {
+			req := bigProduceRequest(bytes.Repeat([]byte{byte(g + 1)}, (1+g%3)<<20))
+			req.Topics[0].Partitions[0].Partition = int32(g + 1)
+			res, err := c.roundTrip(ctx, req)
+			if err == nil {
+				if code := res.(*produce.Response).Topics[0].Partitions[0].ErrorCode; code != 0 {
+					err = Error(code)
+				}
+			}
+			errs <- err
+		}(g)
+	}
+	for g := 0; g < callers; g++ {
+		require.NoError(t, <-errs)
+	}
+	require.NoError(t, c.broken())
+}
