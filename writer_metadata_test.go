@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,6 +40,58 @@ func TestWriterPartitionCountInvalidatedAndPerTopic(t *testing.T) {
 	stub.mu.Lock()
 	defer stub.mu.Unlock()
 	require.Equal(t, asked+1, stub.metaRequests, "one new request, for the invalidated topic")
+}
+
+// The lock-free count of the last topic, under concurrent lookups of two
+// topics and invalidations: a lookup never answers with another topic's
+// count, and once a topic is invalidated (with no lookup of it in flight)
+// its next lookup gets the new count, whatever the other topic's callers
+// publish meanwhile.
+func TestWriterPartitionCountConcurrentInvalidate(t *testing.T) {
+	stub := newStubBroker(map[string]int{"a": 1, "b": 1000})
+	w := &Writer{Addr: TCP("stub"), Transport: stub, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := context.Background()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	bad := make(chan int, 1)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				n, err := w.partitions(ctx, "b")
+				if err != nil || n != 1000 {
+					select {
+					case bad <- n:
+					default:
+					}
+					return
+				}
+				if g%2 == 0 {
+					w.state().meta.invalidate("b")
+				}
+			}
+		}()
+	}
+	for round := 1; round <= 200; round++ {
+		stub.mu.Lock()
+		stub.partitions["a"] = round
+		stub.mu.Unlock()
+		w.state().meta.invalidate("a")
+		for i := 0; i < 3; i++ {
+			n, err := w.partitions(ctx, "a")
+			require.NoError(t, err)
+			require.Equal(t, round, n, "round %d, lookup %d", round, i)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	select {
+	case n := <-bad:
+		t.Fatalf("topic b answered %d", n)
+	default:
+	}
 }
 
 // The lookup every WriteMessages call makes, from concurrent callers.
