@@ -238,3 +238,75 @@ func TestWriterAddRunCloseRace(t *testing.T) {
 		}
 	}
 }
+
+// The idempotent producer under the per-call fast path: sync calls whose
+// messages alternate between partitions, BatchSize 2, a BatchTimeout of a
+// nanosecond, one batch per partition and little memory, with lost
+// requests, lost replies and leadership errors. Each message is in the log
+// once, each caller's messages keep their order per partition, and each
+// call that returned nil is in the log whole.
+func TestIdempotentWriterAddRunAlternatingPartitionsWithFaults(t *testing.T) {
+	const parts, callers, calls, each = 3, 4, 30, 5
+	b := newIdemBroker(map[string]int{"t": parts})
+	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
+		switch call % 9 {
+		case 2:
+			return idemFault{loseReply: true}
+		case 4:
+			return idemFault{code: int16(NotLeaderForPartition)}
+		case 7:
+			return idemFault{lose: true}
+		}
+		return idemFault{}
+	}
+	w := newIdemWriter(b)
+	w.BatchSize = 2
+	w.BatchTimeout = time.Nanosecond
+	w.MaxBufferedBatches = 1
+	w.MaxBufferedBytes = 512
+	w.MaxAttempts = 20
+	defer w.Close()
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var ok [][]Message
+	for g := 0; g < callers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for n := 0; n < calls; n++ {
+				msgs := make([]Message, each)
+				for i := range msgs {
+					k := n*each + i
+					msgs[i] = Message{Key: []byte{byte('0' + (g+k)%parts)}, Value: []byte(fmt.Sprintf("w%d-%04d", g, k))}
+				}
+				if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+					t.Errorf("caller %d call %d: %v", g, n, err)
+					return
+				}
+				mu.Lock()
+				ok = append(ok, msgs)
+				mu.Unlock()
+			}
+		}(g)
+	}
+	wg.Wait()
+
+	seen := map[string]bool{}
+	for p := 0; p < parts; p++ {
+		last := map[string]string{}
+		for _, v := range b.logOf(topicPartition{"t", int32(p)}) {
+			require.False(t, seen[v], "duplicate %s in the log", v)
+			seen[v] = true
+			writer := v[:strings.IndexByte(v, '-')]
+			require.Less(t, last[writer], v, "order of %s on partition %d", writer, p)
+			last[writer] = v
+		}
+	}
+	for _, msgs := range ok {
+		for _, m := range msgs {
+			require.True(t, seen[string(m.Value)], "%s acknowledged but not in the log", m.Value)
+		}
+	}
+	require.Len(t, seen, callers*calls*each)
+}
