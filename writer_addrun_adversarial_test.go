@@ -310,3 +310,30 @@ func TestIdempotentWriterAddRunAlternatingPartitionsWithFaults(t *testing.T) {
 	}
 	require.Len(t, seen, callers*calls*each)
 }
+
+// BatchBytes cuts one call's messages into batches as it always did: with
+// room for two and a half messages, every batch holds two, whether the
+// call's messages go in through the fast path or wait for a slot.
+func TestWriterBatchBytesBoundaryInsideOneCall(t *testing.T) {
+	for _, slots := range []int{0, 1} {
+		t.Run(fmt.Sprintf("MaxBufferedBatches %d", slots), func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			size := sizeOf(Message{Value: []byte("00")})
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub,
+				BatchSize: 1000, BatchBytes: 2*size + size/2, BatchTimeout: 5 * time.Millisecond,
+				RequiredAcks: RequireOne, MaxBufferedBatches: slots,
+			}
+			defer shutdown(w, stub)
+			msgs := make([]Message, 10)
+			for i := range msgs {
+				msgs[i] = Message{Value: []byte(fmt.Sprintf("%02d", i))}
+			}
+			require.NoError(t, w.WriteMessages(context.Background(), msgs...))
+			require.Equal(t, []int{2, 2, 2, 2, 2}, stub.batchSizes(topicPartition{"t", 0}))
+			for i, r := range stub.records(topicPartition{"t", 0}) {
+				require.Equal(t, fmt.Sprintf("%02d", i), r.value)
+			}
+		})
+	}
+}
