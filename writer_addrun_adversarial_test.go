@@ -337,3 +337,72 @@ func TestWriterBatchBytesBoundaryInsideOneCall(t *testing.T) {
 		})
 	}
 }
+
+// A call never overtakes a caller already in line for the partition, even
+// when the space it needs is there: the fast path takes a message only
+// while nobody waits. (A waiter is put in line by hand, so that the test
+// does not depend on catching the moment a real one is granted its space.)
+func TestWriterFastPathDoesNotOvertakeTheLine(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		batches int
+		bytes   int64
+	}{
+		{"MaxBufferedBatches", 1, 0},
+		{"MaxBufferedBytes", 0, 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub,
+				BatchSize: 100, BatchTimeout: time.Hour, RequiredAcks: RequireOne,
+				MaxBufferedBatches: c.batches, MaxBufferedBytes: c.bytes, Async: true,
+			}
+			defer shutdown(w, stub)
+			ctx := context.Background()
+			require.NoError(t, w.WriteMessages(ctx, Message{Value: []byte("first")}))
+			tp := topicPartition{"t", 0}
+			pw := partitionWriterOf(w, tp)
+			require.NotNil(t, pw)
+
+			ahead := &slotWaiter{turn: make(chan struct{})}
+			pw.mu.Lock()
+			pw.pending = append(pw.pending, ahead)
+			pw.mu.Unlock()
+
+			cctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- w.WriteMessages(cctx, Message{Value: []byte("second")}, Message{Value: []byte("third")}) }()
+			select {
+			case err := <-done:
+				t.Fatalf("the call was accepted ahead of the line: %v", err)
+			case <-waitFor(func() bool { return slotWaiters(w, tp) == 2 }):
+			}
+			require.Equal(t, 2, slotWaiters(w, tp), "the call did not get in line")
+			cancel()
+			require.ErrorIs(t, <-done, context.Canceled)
+
+			pw.mu.Lock()
+			pw.leaveLine(ahead)
+			pw.mu.Unlock()
+			require.NoError(t, w.Flush(ctx))
+			recs := stub.records(tp)
+			require.Len(t, recs, 1)
+			require.Equal(t, "first", recs[0].value)
+		})
+	}
+}
+
+// waitFor returns a channel closed once cond holds (polled; a hang guard
+// of the caller's test bounds it).
+func waitFor(cond func() bool) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		close(ch)
+	}()
+	return ch
+}
