@@ -372,7 +372,9 @@ func TestWriterFastPathDoesNotOvertakeTheLine(t *testing.T) {
 
 			cctx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
-			go func() { done <- w.WriteMessages(cctx, Message{Value: []byte("second")}, Message{Value: []byte("third")}) }()
+			go func() {
+				done <- w.WriteMessages(cctx, Message{Value: []byte("second")}, Message{Value: []byte("third")})
+			}()
 			select {
 			case err := <-done:
 				t.Fatalf("the call was accepted ahead of the line: %v", err)
