@@ -95,16 +95,27 @@ func TestBrokerConnBlockedWriteEndsWithContext(t *testing.T) {
 	tpWaitFor(t, "the first request to reach the broker", func() bool { return fc.count(protocol.Produce, 0) == 1 })
 
 	// Cancelled (no deadline, which the socket would enforce by itself)
-	// late enough for the request to be encoded and its write to block,
-	// even on a loaded machine: before the write, the context is only
-	// checked.
+	// once the request is registered as pending, which happens after the
+	// context was last checked and just before its bytes go out: from
+	// there on, cancelling interrupts the write, however loaded the
+	// machine is (a fixed delay could fire while the 16 MiB request is
+	// still being encoded, and then nothing would be written).
 	ctx, cancel := context.WithCancel(context.Background())
-	defer time.AfterFunc(2*time.Second, cancel).Stop()
+	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.roundTrip(ctx, bigProduceRequest(make([]byte, 16<<20)))
 		done <- err
 	}()
+	tpWaitFor(t, "the second request to start its write", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.pending) == 2
+	})
+	// Usually long enough for the write to fill the socket and block; if
+	// it has not yet, cancelling still interrupts it.
+	time.Sleep(200 * time.Millisecond)
+	cancel()
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, context.Canceled)
