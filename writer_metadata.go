@@ -38,12 +38,12 @@ type writerFreshCount struct {
 
 type writerTopicMeta struct {
 	count int
-	// fast is this entry's count as published in writerMetadata.last.
-	fast *writerFreshCount
-	// fresh is cleared by a timer writerMetadataTTL after count was
-	// fetched: every WriteMessages call checks it, and reading the clock
-	// there cost more than the rest of the lookup.
-	fresh   bool
+	// fast is this entry's count as published in writerMetadata.last
+	// while it is fresh, nil once stale: a timer withdraws it
+	// writerMetadataTTL after count was fetched (every WriteMessages call
+	// checks freshness, and reading the clock there cost more than the
+	// rest of the lookup).
+	fast    *writerFreshCount
 	loading chan struct{} // non-nil while a lookup is in progress
 }
 
@@ -60,7 +60,6 @@ func (m *writerMetadata) invalidate(topic string) {
 
 // stale withdraws the published count of e. Called with mu held.
 func (e *writerTopicMeta) stale() {
-	e.fresh = false
 	if e.fast != nil {
 		e.fast.valid.Store(false)
 		e.fast = nil
@@ -90,11 +89,9 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 			case <-ctx.Done():
 				return 0, ctx.Err()
 			}
-		case e.count > 0 && e.fresh:
+		case e.count > 0 && e.fast != nil:
 			n := e.count
-			if e.fast != nil {
-				m.last.Store(e.fast)
-			}
+			m.last.Store(e.fast)
 			m.mu.Unlock()
 			return n, nil
 		}
@@ -107,7 +104,7 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 		m.mu.Lock()
 		e.loading = nil
 		if err == nil {
-			e.count, e.fresh = n, true
+			e.count = n
 			f := &writerFreshCount{topic: topic, count: n}
 			f.valid.Store(true)
 			e.fast = f
