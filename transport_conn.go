@@ -354,72 +354,73 @@ func (h *handshake) apiVersions(version int16) (*apiversions.Response, error) {
 // lower version: a refusal is never a decoding error.
 func apiVersionsRefusal(body []byte, version int16) *apiversions.Response {
 	res := &apiversions.Response{ErrorCode: int16(UnsupportedVersion)}
-	fixed := func(countSize int, trailer int) ([]apiversions.ApiKeyResponse, bool) {
-		rest := body[2:]
-		if len(rest) < countSize {
-			return nil, false
+	fits := func(keys []apiversions.ApiKeyResponse, ok bool) bool {
+		if !ok || !namesApiVersions(keys) {
+			return false
 		}
-		var n int
-		if countSize == 4 {
-			n = int(int32(binary.BigEndian.Uint32(rest)))
-		} else {
-			n = int(rest[0])
-		}
-		rest = rest[countSize:]
-		if n < 0 || len(rest) != 6*n+trailer {
-			return nil, false
-		}
-		keys := make([]apiversions.ApiKeyResponse, n)
-		for i := range keys {
-			e := rest[6*i:]
-			keys[i] = apiversions.ApiKeyResponse{
-				ApiKey:     int16(binary.BigEndian.Uint16(e)),
-				MinVersion: int16(binary.BigEndian.Uint16(e[2:])),
-				MaxVersion: int16(binary.BigEndian.Uint16(e[4:])),
-			}
-		}
-		return keys, true
+		res.ApiKeys = keys
+		return true
 	}
-	namesApiVersions := func(keys []apiversions.ApiKeyResponse) bool {
-		for _, k := range keys {
-			if protocol.ApiKey(k.ApiKey) == protocol.ApiVersions {
-				return true
-			}
-		}
-		return false
-	}
-	candidates := []func() ([]apiversions.ApiKeyResponse, bool){
-		func() ([]apiversions.ApiKeyResponse, bool) { return fixed(4, 0) }, // v0
-		func() ([]apiversions.ApiKeyResponse, bool) { // the version asked
-			switch {
-			case version == 0:
-				return nil, false // same as the first candidate
-			case version <= 2:
-				return fixed(4, 4) // the throttle time follows the entries
-			}
-			frame := make([]byte, 8+len(body))
-			binary.BigEndian.PutUint32(frame, uint32(4+len(body)))
-			copy(frame[8:], body)
-			_, msg, err := protocol.ReadResponse(bytes.NewReader(frame), protocol.ApiVersions, version)
-			if err != nil {
-				return nil, false
-			}
-			return msg.(*apiversions.Response).ApiKeys, true
-		},
-		func() ([]apiversions.ApiKeyResponse, bool) { // librdkafka's mock
-			if version < 3 {
-				return nil, false
-			}
-			return fixed(1, 4)
-		},
-	}
-	for _, decode := range candidates {
-		if keys, ok := decode(); ok && namesApiVersions(keys) {
-			res.ApiKeys = keys
-			return res
-		}
+	switch {
+	case fits(refusalEntries(body, 4, 0)): // v0
+	case version >= 1 && version <= 2 && fits(refusalEntries(body, 4, 4)): // asked, the throttle time last
+	case version >= 3 && fits(refusalFlexible(body, version)): // asked, flexible
+	case version >= 3 && fits(refusalEntries(body, 1, 4)): // librdkafka's mock
 	}
 	return res
+}
+
+// refusalEntries decodes a refusal body laid out as the error code, an
+// entry count of countSize bytes (4: int32, 1: one byte), fixed 6-byte
+// entries, and trailer more bytes; ok is false unless that accounts for
+// every byte.
+func refusalEntries(body []byte, countSize, trailer int) (keys []apiversions.ApiKeyResponse, ok bool) {
+	rest := body[2:]
+	if len(rest) < countSize {
+		return nil, false
+	}
+	var n int
+	if countSize == 4 {
+		n = int(int32(binary.BigEndian.Uint32(rest)))
+	} else {
+		n = int(rest[0])
+	}
+	rest = rest[countSize:]
+	if n < 0 || len(rest) != 6*n+trailer {
+		return nil, false
+	}
+	keys = make([]apiversions.ApiKeyResponse, n)
+	for i := range keys {
+		e := rest[6*i:]
+		keys[i] = apiversions.ApiKeyResponse{
+			ApiKey:     int16(binary.BigEndian.Uint16(e)),
+			MinVersion: int16(binary.BigEndian.Uint16(e[2:])),
+			MaxVersion: int16(binary.BigEndian.Uint16(e[4:])),
+		}
+	}
+	return keys, true
+}
+
+// refusalFlexible decodes a refusal body in the flexible layout of the
+// version asked, as the protocol specifies it.
+func refusalFlexible(body []byte, version int16) ([]apiversions.ApiKeyResponse, bool) {
+	frame := make([]byte, 8+len(body))
+	binary.BigEndian.PutUint32(frame, uint32(4+len(body)))
+	copy(frame[8:], body)
+	_, msg, err := protocol.ReadResponse(bytes.NewReader(frame), protocol.ApiVersions, version)
+	if err != nil {
+		return nil, false
+	}
+	return msg.(*apiversions.Response).ApiKeys, true
+}
+
+func namesApiVersions(keys []apiversions.ApiKeyResponse) bool {
+	for _, k := range keys {
+		if protocol.ApiKey(k.ApiKey) == protocol.ApiVersions {
+			return true
+		}
+	}
+	return false
 }
 
 func checkID(got, want int32) error {
