@@ -116,6 +116,9 @@ type rbSetDecoder struct {
 	err     error
 	// lazy defers the decompression of v2 batches to their first read.
 	lazy bool
+	// ownsInput is set when the input is a buffer of the batches' own
+	// (BatchStream), which need not be copied to outlive a frame.
+	ownsInput bool
 }
 
 func (d *rbSetDecoder) add(batch RecordReader, magic int8, attrs Attributes) {
@@ -199,7 +202,7 @@ func (d *rbSetDecoder) decodeV2(src *rbShared, b []byte) (int, error) {
 	owner := src
 	records := batch[rbV2HeaderSize:]
 	codec := attrs.Compression()
-	if codec != 0 && d.lazy {
+	if codec != 0 && d.lazy && !d.ownsInput {
 		// The compressed bytes get a buffer of their own, dropped once
 		// decompressed, so that the frame need not outlive the decoding:
 		// a consumer then holds the batches of a response it has not
