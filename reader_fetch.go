@@ -234,10 +234,70 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 
 	t0 := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, cfg.MaxWait+cfg.ReadBatchTimeout)
-	m, err := p.reader.client.roundTrip(rctx, nil, req)
-	cancel()
+	defer cancel()
+
+	var count, size int64
+	var hwm int64
+	send := func(msg Message) error {
+		n := int64(len(msg.Key) + len(msg.Value))
+		st.messages.observe(1)
+		st.bytes.observe(n)
+		if err := p.sendMessage(ctx, msg, hwm); err != nil {
+			return err
+		}
+		st.offset.observe(msg.Offset + 1)
+		st.lag.observe(hwm - (msg.Offset + 1))
+		count++
+		size += n
+		return nil
+	}
+
+	// With the Reader's own transport, records are read off the socket as
+	// they arrive (streamedFetch); with any other RoundTripper (tests),
+	// from a response read whole.
+	var m Response
+	var err error
+	var sf *streamedFetch
+	if _, ok := p.reader.client.Transport.(*Transport); ok {
+		sf = &streamedFetch{Request: req, ctx: ctx, timeout: cfg.ReadBatchTimeout}
+		sf.each = func(topic string, part *fetch.ResponsePartition, bs *protocol.BatchStream) error {
+			if topic != p.topic || part.Partition != int32(p.partition) || part.ErrorCode != 0 || sf.delivered {
+				return nil
+			}
+			sf.delivered = true
+			hwm = part.HighWatermark
+			sf.next, sf.err = p.deliver(ctx, part, offset, bs.Next, send)
+			sf.batches = bs.Batches()
+			return sf.err
+		}
+		m, err = p.reader.client.roundTrip(rctx, nil, sf)
+	} else {
+		m, err = p.reader.client.roundTrip(rctx, nil, req)
+	}
 	t1 := time.Now()
+	if sf != nil && !sf.headerAt.IsZero() {
+		t1 = sf.headerAt
+	}
 	st.waitTime.observeDuration(t1.Sub(t0))
+	if sf != nil && sf.delivered {
+		// Whatever happened after the records were read, those delivered
+		// are delivered: the next fetch starts after them.
+		st.readTime.observeDuration(time.Since(t1))
+		st.fetchSize.observe(count)
+		st.fetchBytes.observe(size)
+		next := max(sf.next, offset)
+		switch {
+		case sf.err != nil:
+			return next, sf.err
+		case err != nil && ctx.Err() != nil:
+			return next, ctx.Err()
+		case err != nil:
+			return next, err
+		case next == offset && sf.batches > 0:
+			return next, errFetchNoProgress
+		}
+		return next, nil
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return offset, ctx.Err()
@@ -269,25 +329,28 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 		closeFetchedRecordSet(&part.RecordSet)
 		return offset, err
 	}
+	if sf != nil {
+		return offset, nil // no records for the partition
+	}
 
-	var count, size int64
-	next, err := p.deliver(ctx, part, offset, func(msg Message) error {
-		n := int64(len(msg.Key) + len(msg.Value))
-		st.messages.observe(1)
-		st.bytes.observe(n)
-		if err := p.sendMessage(ctx, msg, part.HighWatermark); err != nil {
-			return err
+	stream, _ := part.RecordSet.Records.(*protocol.RecordStream)
+	if stream == nil {
+		return offset, nil
+	}
+	defer closeFetchedRecordSet(&part.RecordSet)
+	hwm = part.HighWatermark
+	i := 0
+	next, err := p.deliver(ctx, part, offset, func() (protocol.RecordReader, error) {
+		if i == len(stream.Records) {
+			return nil, io.EOF
 		}
-		st.offset.observe(msg.Offset + 1)
-		st.lag.observe(part.HighWatermark - (msg.Offset + 1))
-		count++
-		size += n
-		return nil
-	})
+		i++
+		return stream.Records[i-1], nil
+	}, send)
 	st.readTime.observeDuration(time.Since(t1))
 	st.fetchSize.observe(count)
 	st.fetchBytes.observe(size)
-	if err == nil && next == offset && part.RecordSet.Records != nil {
+	if err == nil && next == offset && len(stream.Records) > 0 {
 		// Batches came back but none reached the fetch offset (their
 		// tail was compacted away): the same fetch would get the same
 		// answer, so pace the retries.
@@ -300,16 +363,12 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 // offset.
 var errFetchNoProgress = errors.New("kafka: fetched records all precede the fetch offset")
 
-// deliver passes the messages of a fetched partition at or after offset to
-// send, in order, and returns the offset to fetch next. With ReadCommitted,
-// records of aborted transactions are left out; control records are never
-// delivered, but reading moves past them.
-func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponsePartition, offset int64, send func(Message) error) (int64, error) {
-	stream, _ := part.RecordSet.Records.(*protocol.RecordStream)
-	if stream == nil {
-		return offset, nil
-	}
-	defer closeFetchedRecordSet(&part.RecordSet)
+// deliver passes the messages of the batches of a fetched partition (from
+// nextBatch, until io.EOF) at or after offset to send, in order, and
+// returns the offset to fetch next. With ReadCommitted, records of aborted
+// transactions are left out; control records are never delivered, but
+// reading moves past them.
+func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponsePartition, offset int64, nextBatch func() (protocol.RecordReader, error), send func(Message) error) (int64, error) {
 
 	// Aborted transactions by first offset; a producer is in `aborting`
 	// from the first batch of its aborted transaction to the abort marker.
@@ -334,8 +393,14 @@ func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponseParti
 		}
 	}
 
-	for _, b := range stream.Records {
-		var err error
+	for {
+		b, err := nextBatch()
+		if errors.Is(err, io.EOF) {
+			return next, nil
+		}
+		if err != nil {
+			return next, err
+		}
 		switch batch := b.(type) {
 		case *protocol.ControlBatch:
 			for {
@@ -372,7 +437,6 @@ func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponseParti
 			return next, ctx.Err()
 		}
 	}
-	return next, nil
 }
 
 func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, next *int64, send func(Message) error) error {

@@ -81,11 +81,15 @@ type pendingCall struct {
 	key     protocol.ApiKey
 	version int16
 	result  chan callResult // buffered, receives exactly one value
+	// stream is set for a streamedRequest: the read loop hands it the
+	// connection positioned on the response body instead of decoding it.
+	stream bool
 }
 
 type callResult struct {
-	msg protocol.Message
-	err error
+	msg  protocol.Message
+	err  error
+	body *responseBody // for a stream call; released by its receiver
 }
 
 // errConnClosed is reported to requests still waiting on a connection that
@@ -613,18 +617,23 @@ func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (proto
 		av.ClientSoftwareVersion = clientSoftwareVersion
 	}
 	id := c.nextID.Add(1)
+	wire := req
+	streamed, isStream := req.(streamedRequest)
+	if isStream {
+		wire = streamed.wireMessage()
+	}
 	// Encoding first keeps a request that cannot be encoded from touching
 	// the connection at all, and lets concurrent requests encode in
 	// parallel rather than under the write lock.
 	frame := getFrameBuffer()
 	defer putFrameBuffer(frame)
-	if err := protocol.WriteRequest(frame, version, id, c.clientID, req); err != nil {
+	if err := protocol.WriteRequest(frame, version, id, c.clientID, wire); err != nil {
 		return nil, err
 	}
 
 	var call *pendingCall
-	if expectsResponse(req) {
-		call = &pendingCall{key: key, version: version, result: make(chan callResult, 1)}
+	if expectsResponse(wire) {
+		call = &pendingCall{key: key, version: version, result: make(chan callResult, 1), stream: isStream}
 	}
 
 	select {
@@ -645,11 +654,22 @@ func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (proto
 
 	select {
 	case r := <-call.result:
+		if r.body != nil {
+			return c.consume(streamed, r.body, version)
+		}
 		return r.msg, r.err
 	case <-ctx.Done():
 		c.mu.Lock()
+		_, waiting := c.pending[id]
 		delete(c.pending, id)
 		c.mu.Unlock()
+		if !waiting && call.stream {
+			// The read loop took the call: the result is on its way, and
+			// a body holds the read loop until released.
+			if r := <-call.result; r.body != nil {
+				r.body.release()
+			}
+		}
 		return nil, ctx.Err()
 	}
 }
@@ -744,6 +764,12 @@ func (c *brokerConn) readResponses(br *bufio.Reader) error {
 			// Nobody waits for it any more (its context ended).
 			if _, err := br.Discard(4 + int(size)); err != nil {
 				return noEOF(err)
+			}
+			continue
+		}
+		if call.stream {
+			if err := c.handOver(br, call, int(size)-4); err != nil {
+				return err
 			}
 			continue
 		}

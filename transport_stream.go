@@ -1,0 +1,230 @@
+package kafka
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+)
+
+// streamedRequest is a request whose sender reads the response off the
+// connection as it arrives, instead of the connection's read loop reading
+// it whole into memory first: a partition Reader parses records from the
+// socket as upstream's does, and so holds one record at a time rather than
+// a whole fetch response (issue 13).
+//
+// Only requests that get a connection of their own (needsOwnConn) may be
+// streamed: the connection's read loop waits while the sender reads, so
+// nothing else could be answered on it meanwhile.
+//
+// Ownership of the connection's read side, in order:
+//
+//	read loop: reads the frame header, hands a responseBody to the call,
+//	           then waits for it to be released;
+//	sender:    reads (part of) the body through it, then releases it;
+//	read loop: skips whatever the sender left of the body, and goes on.
+//
+// A body whose reads failed (the connection broke, the sender's context
+// ended while it waited for bytes) ends the connection.
+type streamedRequest interface {
+	protocol.Message
+	// wireMessage is the request to encode.
+	wireMessage() protocol.Message
+	// streamOptions gives the context that bounds reading the body (its
+	// end interrupts a read in progress) and how long one read may wait
+	// for the broker (zero: no limit).
+	streamOptions() (context.Context, time.Duration)
+	// readStream reads the response from body, positioned after the
+	// correlation ID of the response header.
+	readStream(body *responseBody, version int16) (protocol.Message, error)
+}
+
+// responseBody is the part of a response frame after its correlation ID,
+// read straight from the connection's buffered reader. It implements
+// protocol.StreamSource. Its reads are made by one goroutine (the
+// sender), except interrupt.
+type responseBody struct {
+	br      *bufio.Reader
+	nc      interface{ SetReadDeadline(time.Time) error }
+	left    int   // bytes of the frame not read yet
+	err     error // sticky: the connection failed
+	timeout time.Duration
+
+	mu          sync.Mutex // guards the deadline against interrupt
+	stopped     bool       // interrupted or released: no more deadlines
+	deadlineSet bool
+
+	released chan struct{}
+}
+
+// errStreamInterrupted is the error of a read cut short by the end of the
+// sender's context.
+var errStreamInterrupted = errors.New("kafka: reading the response was interrupted")
+
+// handOver gives the body of a frame of size bytes (after the correlation
+// ID) to call, and waits until its receiver released it. It returns an
+// error when the connection can no longer be read.
+func (c *brokerConn) handOver(br *bufio.Reader, call *pendingCall, size int) error {
+	if _, err := br.Discard(8); err != nil { // size and correlation ID, peeked
+		call.result <- callResult{err: noEOF(err)}
+		return noEOF(err)
+	}
+	body := &responseBody{br: br, nc: c.nc, left: size, released: make(chan struct{})}
+	call.result <- callResult{body: body}
+	<-body.released
+	if body.err != nil {
+		return noEOF(body.err)
+	}
+	if body.left > 0 {
+		if _, err := br.Discard(body.left); err != nil {
+			return noEOF(err)
+		}
+	}
+	return nil
+}
+
+// consume lets req read the body of its response, then gives the
+// connection back to its read loop.
+func (c *brokerConn) consume(req streamedRequest, body *responseBody, version int16) (protocol.Message, error) {
+	ctx, timeout := req.streamOptions()
+	body.timeout = timeout
+	stop := interruptOnDone(ctx, body.interrupt)
+	msg, err := req.readStream(body, version)
+	stop()
+	body.release()
+	if body.err != nil {
+		// The connection failed under the reader: that, not what the
+		// decoder made of it, is the error.
+		if errors.Is(body.err, errStreamInterrupted) {
+			return nil, ctxError(ctx, body.err)
+		}
+		return nil, noEOF(body.err)
+	}
+	return msg, err
+}
+
+// arm gives the next wait for the broker its deadline.
+func (b *responseBody) arm() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return errStreamInterrupted
+	}
+	if b.timeout > 0 {
+		b.nc.SetReadDeadline(time.Now().Add(b.timeout))
+		b.deadlineSet = true
+	}
+	return nil
+}
+
+// interrupt ends the read in progress, if any, and every later one.
+func (b *responseBody) interrupt() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.stopped {
+		b.stopped = true
+		b.deadlineSet = true
+		b.nc.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// release hands the connection back to the read loop. The read deadline is
+// cleared unless a read failed (the connection is then closed anyway).
+func (b *responseBody) release() {
+	b.mu.Lock()
+	b.stopped = true
+	if b.deadlineSet && b.err == nil {
+		b.nc.SetReadDeadline(time.Time{})
+	}
+	b.mu.Unlock()
+	close(b.released)
+}
+
+func (b *responseBody) fail(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	b.mu.Lock()
+	if b.stopped && isTimeout(err) {
+		err = errStreamInterrupted
+	}
+	b.mu.Unlock()
+	b.err = err
+	return err
+}
+
+func (b *responseBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	if len(p) > b.left {
+		p = p[:b.left]
+	}
+	if b.br.Buffered() == 0 {
+		if err := b.arm(); err != nil {
+			return 0, b.fail(err)
+		}
+	}
+	n, err := b.br.Read(p)
+	b.left -= n
+	if err != nil {
+		return n, b.fail(err)
+	}
+	return n, nil
+}
+
+func (b *responseBody) ReadByte() (byte, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	if b.br.Buffered() == 0 {
+		if err := b.arm(); err != nil {
+			return 0, b.fail(err)
+		}
+	}
+	c, err := b.br.ReadByte()
+	if err != nil {
+		return 0, b.fail(err)
+	}
+	b.left--
+	return c, nil
+}
+
+// Discard skips n bytes of the body (protocol.BatchStream skips what a
+// reader did not read through it).
+func (b *responseBody) Discard(n int) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	short := n > b.left
+	n = min(n, b.left)
+	done := 0
+	for done < n {
+		if b.br.Buffered() == 0 {
+			if err := b.arm(); err != nil {
+				return done, b.fail(err)
+			}
+		}
+		// One buffer at a time, so that each wait gets its deadline.
+		k, err := b.br.Discard(min(n-done, max(b.br.Buffered(), 1)))
+		done += k
+		b.left -= k
+		if err != nil {
+			return done, b.fail(err)
+		}
+	}
+	if short {
+		return done, io.EOF
+	}
+	return done, nil
+}
