@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
 )
@@ -157,6 +158,82 @@ func BenchmarkReaderReadMessage(b *testing.B) {
 						b.Fatalf("message %d: offset %d, key %q, %d bytes", i+1, m.Offset, m.Key, len(m.Value))
 					}
 				}
+			})
+		}
+	}
+}
+
+// serveOver answers the fetches of a Reader from s over loopback, as a
+// broker does: the frame (v11) is written to the connection, and the
+// Reader reads it through its Transport (records streamed off the socket).
+func (s *wireFetchStub) serveOver(tb testing.TB) *tpFakeCluster {
+	fc := tpNewFakeCluster(tb, 1)
+	b := fc.brokers[0]
+	b.mu.Lock()
+	keys := append([]apiversions.ApiKeyResponse(nil), b.apiKeys...)
+	for i := range keys {
+		if protocol.ApiKey(keys[i].ApiKey) == protocol.Fetch {
+			keys[i].MaxVersion = wireFetchVersion
+		}
+	}
+	b.apiKeys = keys
+	b.mu.Unlock()
+	fc.setHandler(func(r *tpFakeRequest) {
+		switch req := r.Msg.(type) {
+		case *listoffsets.Request:
+			res, _ := s.RoundTrip(context.Background(), nil, req)
+			r.reply(res)
+		case *fetch.Request:
+			s.mu.Lock()
+			base := req.Topics[0].Partitions[0].FetchOffset
+			for i, pos := range s.batches {
+				binary.BigEndian.PutUint64(s.frame[pos:], uint64(base+int64(i)*s.batch))
+			}
+			binary.BigEndian.PutUint32(s.frame[4:], uint32(r.ID))
+			r.conn.wmu.Lock()
+			r.conn.nc.Write(s.frame)
+			r.conn.wmu.Unlock()
+			s.mu.Unlock()
+		}
+	})
+	return fc
+}
+
+// BenchmarkReaderReadMessageStream is BenchmarkReaderReadMessage with the
+// responses read off a loopback connection by the Reader's own Transport,
+// which streams records from the socket; the fake broker's writes are in
+// the measure too.
+func BenchmarkReaderReadMessageStream(b *testing.B) {
+	for _, size := range []int{100, 1024} {
+		for _, codec := range []CompressionCodec{nil, Zstd.Codec()} {
+			name := "none"
+			if codec != nil {
+				name = codec.Name()
+			}
+			b.Run(fmt.Sprintf("%dB/%s", size, name), func(b *testing.B) {
+				stub := newWireFetchStub(b, size, 1000*100/size, 1e6, codec)
+				fc := stub.serveOver(b)
+				r := NewReader(ReaderConfig{Brokers: []string{fc.addr().String()}, Topic: "t"})
+				defer r.Close()
+				ctx := context.Background()
+				if _, err := r.ReadMessage(ctx); err != nil { // start-up out of the measure
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := processCPU()
+				for i := 0; i < b.N; i++ {
+					m, err := r.ReadMessage(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(m.Value) != size || len(m.Key) != 9 || m.Offset != int64(i+1) {
+						b.Fatalf("message %d: offset %d, key %q, %d bytes", i+1, m.Offset, m.Key, len(m.Value))
+					}
+				}
+				// Both sides' CPU (the fake broker's writes too), per message.
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
