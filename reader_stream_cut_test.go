@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -341,4 +342,113 @@ func TestReaderStreamCutAtEveryByte(t *testing.T) {
 			})
 		}
 	}
+}
+
+// SetOffset while a response is being read: no message of the old
+// response reaches the program after SetOffset returned, and reading
+// goes on from the new offset, in order, whether it is before or after
+// the old position.
+func TestReaderStreamSetOffsetMidResponse(t *testing.T) {
+	const end = 200
+	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
+		var batches [][]byte
+		for o := offset; o < end; o += 5 {
+			batches = append(batches, streamBatch(t, o, min(o+5, end)))
+		}
+		f := fetchFrameV11(r.ID, end, batches...)
+		// The records in small pieces, so that the Reader is in the
+		// middle of the response most of the time.
+		pieces := [][]byte{f[0]}
+		for rec := f[1]; len(rec) > 0; rec = rec[min(len(rec), 97):] {
+			pieces = append(pieces, rec[:min(len(rec), 97)])
+		}
+		writeRaw(r, pieces...)
+	})
+	r := newStreamReader(t, sb, func(c *ReaderConfig) { c.QueueCapacity = 1 })
+	targets := []int64{150, 3, 77, 0, 180, 12, 52}
+	pos := int64(0)
+	for i, target := range targets {
+		k := 1 + i*3 // messages read before SetOffset
+		got := readCut(t, r, k)
+		require.Equal(t, pos, got[0], "after SetOffset(%d)", pos)
+		for j := 1; j < len(got); j++ {
+			require.Equal(t, got[j-1]+1, got[j], "offsets %v", got)
+		}
+		require.NoError(t, r.SetOffset(target))
+		pos = target
+	}
+	got := readCut(t, r, 5)
+	require.Equal(t, offsetsFrom(pos, 5), got)
+}
+
+func offsetsFrom(from int64, n int) []int64 {
+	var o []int64
+	for i := 0; i < n; i++ {
+		o = append(o, from+int64(i))
+	}
+	return o
+}
+
+// Closing the Reader at any point of a response returns, and leaves no
+// goroutine behind: the Reader reads a few messages, the broker sends a
+// few more bytes (a batch and part of the next) and stalls, or sends the
+// whole response, and the program closes.
+func TestReaderStreamCloseAtAnyPoint(t *testing.T) {
+	const end = 60
+	stall := make(chan struct{})
+	var mu sync.Mutex
+	stallAt := -1 // batches sent whole before stalling (in the next); -1: none
+	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
+		var batches [][]byte
+		for o := offset; o < end; o += 4 {
+			batches = append(batches, streamBatch(t, o, min(o+4, end)))
+		}
+		f := fetchFrameV11(r.ID, end, batches...)
+		mu.Lock()
+		at := stallAt
+		mu.Unlock()
+		rec := f[1]
+		if at >= 0 {
+			upTo := len(bytes.Join(batches[:min(at, len(batches))], nil)) + at%17
+			rec = rec[:min(upTo, len(rec))]
+		}
+		pieces := [][]byte{f[0]}
+		for ; len(rec) > 0; rec = rec[min(len(rec), 31):] {
+			pieces = append(pieces, rec[:min(len(rec), 31)])
+		}
+		writeRaw(r, pieces...)
+		if at >= 0 {
+			<-stall
+		}
+	})
+	before := runtime.NumGoroutine()
+	for k := 0; k < end; k += 3 {
+		mu.Lock()
+		stallAt = -1
+		if k%2 == 0 {
+			stallAt = k/4 + 1
+		}
+		mu.Unlock()
+		r := NewReader(ReaderConfig{
+			Brokers: []string{sb.fc.addr().String()}, Topic: "t",
+			MaxWait: 50 * time.Millisecond, QueueCapacity: 1 + k%3,
+			ReadBatchTimeout: time.Hour,
+		})
+		if k > 0 {
+			require.Equal(t, offsetsFrom(0, k), readCut(t, r, k))
+		}
+		done := make(chan error, 1)
+		go func() { done <- r.Close() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Close after %d messages blocked", k)
+		}
+	}
+	close(stall)
+	// The fake broker's goroutines end with their connections.
+	tpWaitFor(t, "the Readers' goroutines to exit", func() bool {
+		return runtime.NumGoroutine() <= before+2
+	})
 }
