@@ -504,3 +504,34 @@ func TestReaderStreamCorruptAtEveryByte(t *testing.T) {
 		require.NoError(t, r.Close())
 	}
 }
+
+// Responses that arrive around the moment the fetch's own deadline
+// (MaxWait + ReadBatchTimeout) ends: the wait for the response is
+// abandoned just as, or just after, the connection's read loop handed it
+// over. Every message is delivered once, in order, and the read loops
+// of the abandoned connections end (no response body is left unreleased).
+func TestReaderStreamResponseAtFetchDeadline(t *testing.T) {
+	const end = 300
+	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
+		// Around the fetch's deadline of 4+4 ms, give or take 3 ms.
+		time.Sleep(time.Duration(7600+(n*37)%800) * time.Microsecond)
+		writeRaw(r, fetchFrameV11(r.ID, end, streamBatch(t, offset, min(offset+3, end)), streamBatch(t, min(offset+3, end), min(offset+6, end)))...)
+	})
+	before := runtime.NumGoroutine()
+	r := NewReader(ReaderConfig{
+		Brokers:          []string{sb.fc.addr().String()},
+		Topic:            "t",
+		MaxWait:          4 * time.Millisecond,
+		ReadBatchTimeout: 4 * time.Millisecond,
+		ReadBackoffMin:   time.Millisecond,
+		ReadBackoffMax:   2 * time.Millisecond,
+		ErrorLogger:      LoggerFunc(func(f string, a ...interface{}) { println(fmt.Sprintf(f, a...)) }),
+	})
+	require.Equal(t, offsetsFrom(0, end), readCut(t, r, end))
+	require.NoError(t, r.Close())
+	t.Logf("%d fetches for %d messages", len(sb.fetchOffsets()), end)
+	sb.fc.close() // the broker's side of the connections, which it holds
+	tpWaitFor(t, "the Reader's goroutines to exit", func() bool {
+		return runtime.NumGoroutine() <= before
+	})
+}
