@@ -31,6 +31,7 @@ type cutPartition struct {
 	aborted [][2]int64 // producer ID, first offset
 	records []byte
 	tagged  bool // v12: send tagged fields after the records
+	errCode int16
 }
 
 type cutTopic struct {
@@ -76,7 +77,7 @@ func cutFetchFrame(version int16, id int32, topics []cutTopic) []byte {
 		arrayLen(len(t.parts))
 		for _, p := range t.parts {
 			w = be.AppendUint32(w, uint32(p.id))
-			w = be.AppendUint16(w, 0)             // error
+			w = be.AppendUint16(w, uint16(p.errCode))
 			w = be.AppendUint64(w, uint64(p.hwm)) // high watermark
 			w = be.AppendUint64(w, uint64(p.hwm)) // last stable offset
 			w = be.AppendUint64(w, 0)             // log start offset
@@ -200,6 +201,12 @@ func newCutScenario(t *testing.T) cutScenario {
 // (another topic, then partition 1 of "t"), ours last; before offset 9 it
 // ends with the first half of the batch of 9-10.
 func (s cutScenario) frame(t *testing.T, version int16, id int32, offset int64) []byte {
+	return s.frameErr(t, version, id, offset, 0)
+}
+
+// frameErr is frame with an error code for our partition (its records
+// are there all the same).
+func (s cutScenario) frameErr(t *testing.T, version int16, id int32, offset int64, errCode int16) []byte {
 	var ours []byte
 	switch {
 	case offset >= cutEnd:
@@ -213,7 +220,7 @@ func (s cutScenario) frame(t *testing.T, version int16, id int32, offset int64) 
 		{name: "a", parts: []cutPartition{{id: 0, hwm: 102, records: other, tagged: true}}},
 		{name: "t", parts: []cutPartition{
 			{id: 1, hwm: 102, records: other},
-			{id: 0, hwm: cutEnd, aborted: [][2]int64{{7, 4}}, records: ours, tagged: true},
+			{id: 0, hwm: cutEnd, aborted: [][2]int64{{7, 4}}, records: ours, tagged: true, errCode: errCode},
 		}},
 	})
 }
@@ -225,8 +232,9 @@ type cutBroker struct {
 	fc *tpFakeCluster
 
 	mu       sync.Mutex
-	cut      int // -1: none pending
-	flip     int // byte of the next response to corrupt; -1: none
+	cut      int   // -1: none pending
+	flip     int   // byte of the next response to corrupt; -1: none
+	errCode  int16 // of our partition in the next response
 	versions map[int16]bool
 	fetches  []int64
 }
@@ -255,8 +263,9 @@ func newCutBroker(t *testing.T, version int16, s cutScenario) *cutBroker {
 			}}})
 		case *fetch.Request:
 			offset := m.Topics[0].Partitions[0].FetchOffset
-			f := s.frame(t, r.Version, r.ID, offset)
 			cb.mu.Lock()
+			f := s.frameErr(t, r.Version, r.ID, offset, cb.errCode)
+			cb.errCode = 0
 			cb.versions[r.Version] = true
 			cb.fetches = append(cb.fetches, offset)
 			cut, flip := cb.cut, cb.flip
@@ -534,4 +543,46 @@ func TestReaderStreamResponseAtFetchDeadline(t *testing.T) {
 	tpWaitFor(t, "the Reader's goroutines to exit", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
+}
+
+// A partition that comes with an error code is not read, even when the
+// broker sent records with it: the error is reported (logged), and the
+// Reader fetches the same offset again (nothing delivered twice or
+// skipped).
+func TestReaderStreamPartitionErrorWithRecords(t *testing.T) {
+	s := newCutScenario(t)
+	for _, version := range []int16{11, 12} {
+		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
+			cb := newCutBroker(t, version, s)
+			cb.mu.Lock()
+			cb.errCode = int16(NotLeaderForPartition)
+			cb.mu.Unlock()
+			var mu sync.Mutex
+			var logs []string
+			r := NewReader(ReaderConfig{
+				Brokers:        []string{cb.fc.addr().String()},
+				Topic:          "t",
+				MaxWait:        20 * time.Millisecond,
+				ReadBackoffMin: time.Millisecond,
+				ReadBackoffMax: 2 * time.Millisecond,
+				IsolationLevel: ReadCommitted,
+				ErrorLogger: LoggerFunc(func(f string, a ...interface{}) {
+					mu.Lock()
+					defer mu.Unlock()
+					logs = append(logs, fmt.Sprintf(f, a...))
+				}),
+			})
+			defer r.Close()
+			require.Equal(t, []int64{0, 1, 2, 3, 7, 8, 9, 10}, readCut(t, r, 8))
+			cb.mu.Lock()
+			fetches := append([]int64(nil), cb.fetches...)
+			cb.mu.Unlock()
+			require.GreaterOrEqual(t, len(fetches), 2)
+			require.Equal(t, []int64{0, 0}, fetches[:2], "the records of the errored response were used")
+			mu.Lock()
+			defer mu.Unlock()
+			require.NotEmpty(t, logs)
+			require.Contains(t, fmt.Sprint(logs), NotLeaderForPartition.Error())
+		})
+	}
 }
