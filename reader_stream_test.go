@@ -345,3 +345,27 @@ func TestReaderStreamCloseMidResponse(t *testing.T) {
 	// stays until the test ends.
 	tpWaitFor(t, "the Reader's goroutines to exit", func() bool { return runtime.NumGoroutine() <= before+2 })
 }
+
+// SetOffset while a partition reader is in the middle of a response
+// (waiting for room in the queue): nothing of the old response reaches
+// the program after the call, and reading starts at the new offset.
+func TestReaderStreamSetOffsetMidResponse(t *testing.T) {
+	sb := newStreamBroker(t, 40, func(n int, r *tpFakeRequest, offset int64) {
+		batches := [][]byte{streamBatch(t, offset, min(offset+10, 40))}
+		if offset+10 < 40 {
+			batches = append(batches, streamBatch(t, offset+10, 40))
+		}
+		writeRaw(r, fetchFrameV11(r.ID, 40, batches...)...)
+	})
+	r := newStreamReader(t, sb, func(c *ReaderConfig) { c.QueueCapacity = 1 })
+	if got := fmt.Sprint(readOffsets(t, r, 3, 10*time.Second)); got != offsetRange(0, 3) {
+		t.Fatalf("offsets %s", got)
+	}
+	time.Sleep(20 * time.Millisecond) // the partition reader waits for room
+	if err := r.SetOffset(30); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(readOffsets(t, r, 10, 10*time.Second)); got != offsetRange(30, 40) {
+		t.Fatalf("offsets after SetOffset(30): %s", got)
+	}
+}

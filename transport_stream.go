@@ -51,7 +51,8 @@ type responseBody struct {
 	br      *bufio.Reader
 	nc      interface{ SetReadDeadline(time.Time) error }
 	left    int   // bytes of the frame not taken from br yet
-	err     error // sticky: the connection failed
+	err     error // sticky: why reading stopped
+	broken  bool  // err came from the connection, which is unusable
 	timeout time.Duration
 
 	// buf holds bytes taken from br and not read yet (buf[r:w]). The
@@ -88,7 +89,7 @@ func (c *brokerConn) handOver(br *bufio.Reader, call *pendingCall, size int) err
 	body := &responseBody{br: br, nc: c.nc, left: size, released: make(chan struct{})}
 	call.result <- callResult{body: body}
 	<-body.released
-	if body.err != nil {
+	if body.broken {
 		return noEOF(body.err)
 	}
 	if body.left > 0 {
@@ -145,11 +146,13 @@ func (b *responseBody) interrupt() {
 }
 
 // release hands the connection back to the read loop. The read deadline is
-// cleared unless a read failed (the connection is then closed anyway).
+// cleared unless a read failed (the connection is then closed anyway): an
+// interruption that found no read in progress leaves the connection
+// usable, the read loop skipping the rest of the response.
 func (b *responseBody) release() {
 	b.mu.Lock()
 	b.stopped = true
-	if b.deadlineSet && b.err == nil {
+	if b.deadlineSet && !b.broken {
 		b.nc.SetReadDeadline(time.Time{})
 	}
 	b.mu.Unlock()
@@ -160,6 +163,8 @@ func (b *responseBody) release() {
 	close(b.released)
 }
 
+// fail records the error of a read from the connection, which is then
+// unusable.
 func (b *responseBody) fail(err error) error {
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -169,8 +174,18 @@ func (b *responseBody) fail(err error) error {
 		err = errStreamInterrupted
 	}
 	b.mu.Unlock()
-	b.err = err
+	b.err, b.broken = err, true
 	return err
+}
+
+// armOrStop gives the next wait its deadline, or records that reading was
+// interrupted before it started (the connection stays usable).
+func (b *responseBody) armOrStop() error {
+	if err := b.arm(); err != nil {
+		b.err = err
+		return err
+	}
+	return nil
 }
 
 // fill takes the next bytes of the frame from the connection into buf,
@@ -187,8 +202,8 @@ func (b *responseBody) fill() error {
 		b.buf = streamBuffers.Get().(*[streamBufferSize]byte)
 	}
 	if b.br.Buffered() == 0 {
-		if err := b.arm(); err != nil {
-			return b.fail(err)
+		if err := b.armOrStop(); err != nil {
+			return err
 		}
 	}
 	// With br empty, a read of at least its size goes straight to the
@@ -212,8 +227,8 @@ func (b *responseBody) Read(p []byte) (int, error) {
 		}
 		if len(p) >= streamBufferSize && b.br.Buffered() == 0 {
 			// Large reads skip buf.
-			if err := b.arm(); err != nil {
-				return 0, b.fail(err)
+			if err := b.armOrStop(); err != nil {
+				return 0, err
 			}
 			n, err := b.br.Read(p[:min(len(p), b.left)])
 			b.left -= n
@@ -253,8 +268,8 @@ func (b *responseBody) Discard(n int) (int, error) {
 	short := n-done > b.left
 	for rest := min(n-done, b.left); rest > 0; {
 		if b.br.Buffered() == 0 {
-			if err := b.arm(); err != nil {
-				return done, b.fail(err)
+			if err := b.armOrStop(); err != nil {
+				return done, err
 			}
 		}
 		// One buffer at a time, so that each wait gets its deadline.

@@ -13,9 +13,8 @@ import (
 
 // streamRecord is what a consumer sees of a record, batch kind included.
 type streamRecord struct {
-	kind    string
-	rec     testRecord
-	control bool
+	kind string
+	rec  testRecord
 }
 
 func (r streamRecord) String() string {
