@@ -357,11 +357,11 @@ func TestReaderStreamCutAtEveryByte(t *testing.T) {
 	}
 }
 
-// SetOffset while a response is being read: no message of the old
+// SetOffset, again and again, while a response is being read: no message of the old
 // response reaches the program after SetOffset returned, and reading
 // goes on from the new offset, in order, whether it is before or after
 // the old position.
-func TestReaderStreamSetOffsetMidResponse(t *testing.T) {
+func TestReaderStreamSetOffsetRepeatedlyMidResponse(t *testing.T) {
 	const end = 200
 	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
 		var batches [][]byte
