@@ -520,7 +520,7 @@ func TestReaderStreamCorruptAtEveryByte(t *testing.T) {
 // over. Every message is delivered once, in order, and the read loops
 // of the abandoned connections end (no response body is left unreleased).
 func TestReaderStreamResponseAtFetchDeadline(t *testing.T) {
-	const end = 300
+	const end = 150
 	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
 		// Around the fetch's deadline of 4+4 ms, give or take 3 ms.
 		time.Sleep(time.Duration(7600+(n*37)%800) * time.Microsecond)

@@ -35,7 +35,7 @@ func (g *gateCtx) Done() <-chan struct{} {
 	g.mu.Unlock()
 	if second {
 		<-g.answered
-		time.Sleep(20 * time.Millisecond) // the read loop hands the body over
+		time.Sleep(50 * time.Millisecond) // the read loop hands the body over
 		close(g.done)
 	}
 	return g.done
