@@ -93,8 +93,17 @@ func (c *brokerConn) handOver(br *bufio.Reader, call *pendingCall, size int) err
 		return noEOF(body.err)
 	}
 	if body.left > 0 {
-		if _, err := br.Discard(body.left); err != nil {
+		// What the receiver did not read, bounded like its own waits
+		// were: a broker that stalls here does not hold the connection.
+		if body.timeout > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(body.timeout))
+		}
+		_, err := br.Discard(body.left)
+		if err != nil {
 			return noEOF(err)
+		}
+		if body.timeout > 0 {
+			c.nc.SetReadDeadline(time.Time{})
 		}
 	}
 	return nil
@@ -211,7 +220,10 @@ func (b *responseBody) fill() error {
 	n, err := b.br.Read(b.buf[:min(len(b.buf), b.left)])
 	b.left -= n
 	b.r, b.w = 0, n
-	if err != nil && n == 0 {
+	if n == 0 {
+		if err == nil {
+			err = io.ErrNoProgress // a connection that reads nothing
+		}
 		return b.fail(err)
 	}
 	return nil
@@ -232,7 +244,10 @@ func (b *responseBody) Read(p []byte) (int, error) {
 			}
 			n, err := b.br.Read(p[:min(len(p), b.left)])
 			b.left -= n
-			if err != nil && n == 0 {
+			if n == 0 {
+				if err == nil {
+					err = io.ErrNoProgress
+				}
 				return 0, b.fail(err)
 			}
 			return n, nil
