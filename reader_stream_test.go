@@ -30,7 +30,12 @@ type streamBroker struct {
 }
 
 func newStreamBroker(t *testing.T, end int64, answer func(n int, r *tpFakeRequest, offset int64)) *streamBroker {
-	sb := &streamBroker{fc: tpNewFakeCluster(t, 1), end: end, answer: answer}
+	return newStreamBrokerOn(t, tpNewFakeCluster(t, 1), end, answer)
+}
+
+// newStreamBrokerOn is newStreamBroker on the fake cluster fc (one broker).
+func newStreamBrokerOn(t *testing.T, fc *tpFakeCluster, end int64, answer func(n int, r *tpFakeRequest, offset int64)) *streamBroker {
+	sb := &streamBroker{fc: fc, end: end, answer: answer}
 	b := sb.fc.brokers[0]
 	b.mu.Lock()
 	for i, k := range b.apiKeys {
@@ -367,5 +372,34 @@ func TestReaderStreamSetOffsetMidResponse(t *testing.T) {
 	}
 	if got := fmt.Sprint(readOffsets(t, r, 10, 10*time.Second)); got != offsetRange(30, 40) {
 		t.Fatalf("offsets after SetOffset(30): %s", got)
+	}
+}
+
+// Over TLS too, records are delivered as they arrive, and a broker that
+// stalls in the middle of a response is given up on after
+// ReadBatchTimeout, reading resuming after the last message delivered.
+func TestReaderStreamTLS(t *testing.T) {
+	serverConf, clientConf := tpSelfSignedTLS(t)
+	stall := make(chan struct{})
+	defer close(stall)
+	sb := newStreamBrokerOn(t, tpNewFakeClusterTLS(t, 1, serverConf), 20, func(n int, r *tpFakeRequest, offset int64) {
+		if n != 0 {
+			writeRaw(r, fetchFrameV11(r.ID, 20, streamBatch(t, offset, 20))...)
+			return
+		}
+		b1, b2 := streamBatch(t, 0, 10), streamBatch(t, 10, 20)
+		f := fetchFrameV11(r.ID, 20, b1, b2)
+		writeRaw(r, f[0], f[1][:len(b1)+5])
+		<-stall
+	})
+	r := newStreamReader(t, sb, func(c *ReaderConfig) {
+		c.ReadBatchTimeout = 200 * time.Millisecond
+		c.Dialer = &Dialer{Timeout: 5 * time.Second, TLS: clientConf}
+	})
+	if got := fmt.Sprint(readOffsets(t, r, 20, 10*time.Second)); got != offsetRange(0, 20) {
+		t.Fatalf("offsets %s", got)
+	}
+	if f := sb.fetchOffsets(); len(f) < 2 || f[0] != 0 || f[1] != 10 {
+		t.Fatalf("fetch offsets %v, want 0 then 10", f)
 	}
 }
