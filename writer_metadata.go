@@ -45,6 +45,10 @@ type writerTopicMeta struct {
 	// rest of the lookup).
 	fast    *writerFreshCount
 	loading chan struct{} // non-nil while a lookup is in progress
+	// invalidated is set when the topic is invalidated while a lookup is
+	// in progress: its answer may predate the change being reported, so
+	// it is returned to its caller but not kept as fresh.
+	invalidated bool
 }
 
 func (m *writerMetadata) init() { m.topics = make(map[string]*writerTopicMeta) }
@@ -52,7 +56,12 @@ func (m *writerMetadata) init() { m.topics = make(map[string]*writerTopicMeta) }
 func (m *writerMetadata) invalidate(topic string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e := m.topics[topic]; e != nil && e.loading == nil {
+	e := m.topics[topic]
+	switch {
+	case e == nil:
+	case e.loading != nil:
+		e.invalidated = true
+	default:
 		e.stale()
 		delete(m.topics, topic)
 	}
@@ -103,7 +112,12 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 
 		m.mu.Lock()
 		e.loading = nil
-		if err == nil {
+		if e.invalidated {
+			// The answer goes to this caller only: whoever waited for
+			// it, and every later call, asks again.
+			e.invalidated = false
+			e.count = 0
+		} else if err == nil {
 			e.count = n
 			f := &writerFreshCount{topic: topic, count: n}
 			f.valid.Store(true)

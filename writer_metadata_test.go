@@ -2,10 +2,12 @@ package kafka
 
 import (
 	"context"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	metadataAPI "github.com/segmentio/kafka-go/protocol/metadata"
 	"github.com/stretchr/testify/require"
 )
 
@@ -108,4 +110,49 @@ func BenchmarkWriterPartitionCount(b *testing.B) {
 			}
 		}
 	})
+}
+
+// heldMetadata answers Metadata from its stub, then waits for release
+// before returning the answer, as a slow broker does.
+type heldMetadata struct {
+	*stubBroker
+	answered chan struct{}
+	release  chan struct{}
+}
+
+func (h *heldMetadata) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Response, error) {
+	res, err := h.stubBroker.RoundTrip(ctx, addr, req)
+	if _, ok := req.(*metadataAPI.Request); ok && h.release != nil {
+		close(h.answered)
+		<-h.release
+	}
+	return res, err
+}
+
+// An invalidation that arrives while a lookup is in flight is not undone
+// by that lookup's answer (which may predate the change the invalidation
+// reports): the next call asks again instead of trusting it for
+// writerMetadataTTL.
+func TestWriterPartitionCountInvalidatedDuringLookup(t *testing.T) {
+	stub := newStubBroker(map[string]int{"a": 2})
+	held := &heldMetadata{stubBroker: stub, answered: make(chan struct{}), release: make(chan struct{})}
+	w := &Writer{Addr: TCP("stub"), Transport: held, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := context.Background()
+	first := make(chan int)
+	go func() {
+		n, _ := w.partitions(ctx, "a")
+		first <- n
+	}()
+	<-held.answered // the answer says 2
+	stub.mu.Lock()
+	stub.partitions["a"] = 7
+	stub.mu.Unlock()
+	w.state().meta.invalidate("a") // e.g. a produce error after the change
+	close(held.release)
+	require.Equal(t, 2, <-first, "the lookup in flight returns what it got")
+	held.release = nil
+	n, err := w.partitions(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, 7, n, "the count fetched before the invalidation is not trusted after it")
 }
