@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -30,9 +31,7 @@ func ReadResponseStream(r protocol.StreamSource, version int16, each func(topic 
 	}
 	d := streamDecoder{r: r, flexible: version >= 12}
 	res := &Response{}
-	if d.flexible {
-		d.skipTags() // response header v1
-	}
+	d.tags(nil) // response header v1
 	if version >= 1 {
 		res.ThrottleTimeMs = d.int32()
 	}
@@ -52,71 +51,81 @@ func ReadResponseStream(r protocol.StreamSource, version int16, each func(topic 
 			t.Partitions = make([]ResponsePartition, 0, min(parts, 64))
 		}
 		for j := 0; j < parts && d.err == nil; j++ {
-			var p ResponsePartition
-			p.Partition = d.int32()
-			p.ErrorCode = d.int16()
-			p.HighWatermark = d.int64()
-			if version >= 4 {
-				p.LastStableOffset = d.int64()
-			}
-			if version >= 5 {
-				p.LogStartOffset = d.int64()
-			}
-			if version >= 4 {
-				if n, null := d.nullableArrayLen(); !null {
-					p.AbortedTransactions = make([]ResponseTransaction, 0, min(n, 64))
-					for k := 0; k < n && d.err == nil; k++ {
-						txn := ResponseTransaction{ProducerID: d.int64(), FirstOffset: d.int64()}
-						if d.flexible {
-							d.skipTags()
-						}
-						p.AbortedTransactions = append(p.AbortedTransactions, txn)
-					}
-				}
-			}
-			if version >= 11 {
-				p.PreferredReadReplica = d.int32()
-			}
-			if d.flexible {
-				// The defaults of the tagged fields, which the broker
-				// leaves out when it has nothing to say.
-				p.DivergingEpoch = ResponseEpochEndOffset{Epoch: -1, EndOffset: -1}
-				p.CurrentLeader = ResponseLeader{LeaderID: -1, LeaderEpoch: -1}
-				p.SnapshotID = ResponseSnapshotID{EndOffset: -1, Epoch: -1}
-			}
-			size, null := d.nullableBytesLen()
-			if d.err != nil {
-				break
-			}
-			if !null {
-				bs := protocol.NewBatchStream(r, size)
-				err := each(t.Topic, &p, bs)
-				if cerr := bs.Close(); err == nil && cerr != nil {
-					err = cerr
-				}
-				if err != nil {
-					t.Partitions = append(t.Partitions, p)
-					res.Topics = append(res.Topics, t)
-					return res, err
-				}
-			}
-			if d.flexible {
-				d.partitionTags(&p)
-			}
+			p, err := d.partition(version, t.Topic, each)
 			t.Partitions = append(t.Partitions, p)
+			if err != nil {
+				res.Topics = append(res.Topics, t)
+				return res, err
+			}
 		}
-		if d.flexible {
-			d.skipTags()
-		}
+		d.tags(nil)
 		res.Topics = append(res.Topics, t)
 	}
-	if d.flexible {
-		d.skipTags()
-	}
+	d.tags(nil)
 	if d.err != nil {
 		return res, fmt.Errorf("decoding fetch response v%d: %w", version, d.err)
 	}
 	return res, nil
+}
+
+// partition decodes one partition, handing its records to each. The error
+// returned is each's (or the stream's, closing the records); decoding
+// errors stay in d.err.
+func (d *streamDecoder) partition(version int16, topic string, each func(string, *ResponsePartition, *protocol.BatchStream) error) (ResponsePartition, error) {
+	var p ResponsePartition
+	p.Partition = d.int32()
+	p.ErrorCode = d.int16()
+	p.HighWatermark = d.int64()
+	if version >= 4 {
+		p.LastStableOffset = d.int64()
+	}
+	if version >= 5 {
+		p.LogStartOffset = d.int64()
+	}
+	if version >= 4 {
+		if n, null := d.length(true); !null {
+			p.AbortedTransactions = make([]ResponseTransaction, 0, min(n, 64))
+			for k := 0; k < n && d.err == nil; k++ {
+				p.AbortedTransactions = append(p.AbortedTransactions, ResponseTransaction{ProducerID: d.int64(), FirstOffset: d.int64()})
+				d.tags(nil)
+			}
+		}
+	}
+	if version >= 11 {
+		p.PreferredReadReplica = d.int32()
+	}
+	if d.flexible {
+		// The defaults of the tagged fields, which the broker leaves out
+		// when it has nothing to say.
+		p.DivergingEpoch = ResponseEpochEndOffset{Epoch: -1, EndOffset: -1}
+		p.CurrentLeader = ResponseLeader{LeaderID: -1, LeaderEpoch: -1}
+		p.SnapshotID = ResponseSnapshotID{EndOffset: -1, Epoch: -1}
+	}
+	size, null := d.length(true) // the records
+	if d.err != nil {
+		return p, nil
+	}
+	if !null {
+		bs := protocol.NewBatchStream(d.r, size)
+		err := each(topic, &p, bs)
+		if cerr := bs.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return p, err
+		}
+	}
+	d.tags(func(tag uint64, sub *streamDecoder) {
+		switch tag {
+		case 0:
+			p.DivergingEpoch = ResponseEpochEndOffset{Epoch: sub.int32(), EndOffset: sub.int64()}
+		case 1:
+			p.CurrentLeader = ResponseLeader{LeaderID: sub.int32(), LeaderEpoch: sub.int32()}
+		case 2:
+			p.SnapshotID = ResponseSnapshotID{EndOffset: sub.int64(), Epoch: sub.int32()}
+		}
+	})
+	return p, nil
 }
 
 // streamDecoder reads the fields of a response from a stream; the first
@@ -130,16 +139,21 @@ type streamDecoder struct {
 
 var errStreamLength = errors.New("impossible length")
 
+// readErr records err, a failed read: the stream ended early, or failed.
+func (d *streamDecoder) readErr(err error) {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	d.err = err
+}
+
 func (d *streamDecoder) fill(n int) []byte {
 	if d.err != nil {
 		return nil
 	}
 	b := d.b[:n]
 	if _, err := io.ReadFull(d.r, b); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		d.err = err
+		d.readErr(err)
 		return nil
 	}
 	return b
@@ -172,10 +186,7 @@ func (d *streamDecoder) uvarint() uint64 {
 	}
 	v, err := binary.ReadUvarint(d.r)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		d.err = err
+		d.readErr(err)
 	}
 	return v
 }
@@ -216,10 +227,6 @@ func (d *streamDecoder) fail() {
 	}
 }
 
-func (d *streamDecoder) nullableArrayLen() (int, bool) { return d.length(true) }
-
-func (d *streamDecoder) nullableBytesLen() (int, bool) { return d.length(true) }
-
 func (d *streamDecoder) string() string {
 	n, null := d.length(false)
 	if null || d.err != nil {
@@ -240,31 +247,20 @@ func (d *streamDecoder) bytes(n int) []byte {
 		start := len(out)
 		out = append(out, make([]byte, chunk)...)
 		if _, err := io.ReadFull(d.r, out[start:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			d.err = err
+			d.readErr(err)
 			return nil
 		}
 	}
 	return out
 }
 
-func (d *streamDecoder) skipTags() {
-	n := d.uvarint()
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		d.uvarint() // tag
-		size := d.uvarint()
-		if size > 1<<31 {
-			d.fail()
-			return
-		}
-		d.bytes(int(size))
+// tags reads a tagged-field section, in flexible versions only, handing
+// each field to known (when not nil) as a decoder over its bytes; unknown
+// tags, and the rest of a known one, are skipped.
+func (d *streamDecoder) tags(known func(tag uint64, field *streamDecoder)) {
+	if !d.flexible {
+		return
 	}
-}
-
-// partitionTags reads the tagged fields of a v12 partition.
-func (d *streamDecoder) partitionTags(p *ResponsePartition) {
 	n := d.uvarint()
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		tag := d.uvarint()
@@ -274,44 +270,13 @@ func (d *streamDecoder) partitionTags(p *ResponsePartition) {
 			return
 		}
 		field := d.bytes(int(size))
-		if d.err != nil {
-			return
-		}
-		sub := streamDecoder{r: &byteSource{b: field}, flexible: true}
-		switch tag {
-		case 0:
-			p.DivergingEpoch = ResponseEpochEndOffset{Epoch: sub.int32(), EndOffset: sub.int64()}
-		case 1:
-			p.CurrentLeader = ResponseLeader{LeaderID: sub.int32(), LeaderEpoch: sub.int32()}
-		case 2:
-			p.SnapshotID = ResponseSnapshotID{EndOffset: sub.int64(), Epoch: sub.int32()}
-		default:
+		if d.err != nil || known == nil {
 			continue
 		}
-		sub.skipTags()
+		sub := streamDecoder{r: bytes.NewReader(field), flexible: true}
+		known(tag, &sub)
 		if sub.err != nil {
 			d.err = fmt.Errorf("tagged field %d: %w", tag, sub.err)
 		}
 	}
-}
-
-// byteSource is a StreamSource over a slice.
-type byteSource struct{ b []byte }
-
-func (s *byteSource) Read(p []byte) (int, error) {
-	if len(s.b) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, s.b)
-	s.b = s.b[n:]
-	return n, nil
-}
-
-func (s *byteSource) ReadByte() (byte, error) {
-	if len(s.b) == 0 {
-		return 0, io.EOF
-	}
-	c := s.b[0]
-	s.b = s.b[1:]
-	return c, nil
 }
