@@ -197,60 +197,46 @@ func (b *responseBody) armOrStop() error {
 	return nil
 }
 
-// fill takes the next bytes of the frame from the connection into buf,
-// which is empty: those br holds, or as many as one read from the socket
-// gives, up to the size of buf.
-func (b *responseBody) fill() error {
+// readConn reads into p the next bytes of the frame, at most those left:
+// those br holds, or as many as one read from the socket gives (with br
+// empty, a read of at least its size goes straight to the socket).
+func (b *responseBody) readConn(p []byte) (int, error) {
 	if b.err != nil {
-		return b.err
+		return 0, b.err
 	}
 	if b.left == 0 {
-		return io.EOF
-	}
-	if b.buf == nil {
-		b.buf = streamBuffers.Get().(*[streamBufferSize]byte)
+		return 0, io.EOF
 	}
 	if b.br.Buffered() == 0 {
 		if err := b.armOrStop(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	// With br empty, a read of at least its size goes straight to the
-	// socket, into buf.
-	n, err := b.br.Read(b.buf[:min(len(b.buf), b.left)])
+	n, err := b.br.Read(p[:min(len(p), b.left)])
 	b.left -= n
-	b.r, b.w = 0, n
 	if n == 0 {
 		if err == nil {
 			err = io.ErrNoProgress // a connection that reads nothing
 		}
-		return b.fail(err)
+		return 0, b.fail(err)
 	}
-	return nil
+	return n, nil
+}
+
+// fill refills buf, which is empty, from the connection.
+func (b *responseBody) fill() error {
+	if b.buf == nil {
+		b.buf = streamBuffers.Get().(*[streamBufferSize]byte)
+	}
+	n, err := b.readConn(b.buf[:])
+	b.r, b.w = 0, n
+	return err
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {
 	if b.r == b.w {
-		if b.err != nil {
-			return 0, b.err
-		}
-		if b.left == 0 {
-			return 0, io.EOF
-		}
-		if len(p) >= streamBufferSize && b.br.Buffered() == 0 {
-			// Large reads skip buf.
-			if err := b.armOrStop(); err != nil {
-				return 0, err
-			}
-			n, err := b.br.Read(p[:min(len(p), b.left)])
-			b.left -= n
-			if n == 0 {
-				if err == nil {
-					err = io.ErrNoProgress
-				}
-				return 0, b.fail(err)
-			}
-			return n, nil
+		if len(p) >= streamBufferSize {
+			return b.readConn(p) // large reads skip buf
 		}
 		if err := b.fill(); err != nil {
 			return 0, err
@@ -273,31 +259,18 @@ func (b *responseBody) ReadByte() (byte, error) {
 }
 
 // Discard skips n bytes of the body (protocol.BatchStream skips what a
-// reader did not read through it).
+// reader did not read through it); io.EOF if the body holds fewer.
 func (b *responseBody) Discard(n int) (int, error) {
-	done := min(n, b.w-b.r)
-	b.r += done
-	if b.err != nil && done < n {
-		return done, b.err
-	}
-	short := n-done > b.left
-	for rest := min(n-done, b.left); rest > 0; {
-		if b.br.Buffered() == 0 {
-			if err := b.armOrStop(); err != nil {
+	done := 0
+	for done < n {
+		if b.r == b.w {
+			if err := b.fill(); err != nil {
 				return done, err
 			}
 		}
-		// One buffer at a time, so that each wait gets its deadline.
-		k, err := b.br.Discard(min(rest, max(b.br.Buffered(), 1)))
+		k := min(n-done, b.w-b.r)
+		b.r += k
 		done += k
-		rest -= k
-		b.left -= k
-		if err != nil {
-			return done, b.fail(err)
-		}
-	}
-	if short {
-		return done, io.EOF
 	}
 	return done, nil
 }
