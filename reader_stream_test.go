@@ -264,24 +264,31 @@ func TestReaderStreamBrokerStallsMidResponse(t *testing.T) {
 // the Reader give up on a response whose bytes are all there: the timeout
 // bounds waits for the broker, not for the program.
 func TestReaderStreamSlowProgram(t *testing.T) {
-	sb := newStreamBroker(t, 30, func(n int, r *tpFakeRequest, offset int64) {
-		writeRaw(r, fetchFrameV11(r.ID, 30, streamBatch(t, offset, min(offset+10, 30)), streamBatch(t, min(offset+10, 30), 30))...)
+	// 3000 records, several times the read-ahead buffer, all sent at once:
+	// the Reader reads the socket again and again while the program dawdles.
+	const end = 3000
+	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
+		var batches [][]byte
+		for from := offset; from < end; from += 1000 {
+			batches = append(batches, streamBatch(t, from, min(from+1000, end)))
+		}
+		writeRaw(r, fetchFrameV11(r.ID, end, batches...)...)
 	})
 	r := newStreamReader(t, sb, func(c *ReaderConfig) {
 		c.ReadBatchTimeout = 50 * time.Millisecond
 		c.QueueCapacity = 1
 	})
 	var got []int64
-	for i := 0; i < 30; i++ {
+	for i := 0; i < end; i++ {
 		got = append(got, readOffsets(t, r, 1, 10*time.Second)...)
-		if i < 4 {
+		if i%300 == 0 {
 			time.Sleep(80 * time.Millisecond)
 		}
 	}
-	if fmt.Sprint(got) != offsetRange(0, 30) {
-		t.Fatalf("offsets %v", got)
+	if fmt.Sprint(got) != offsetRange(0, end) {
+		t.Fatal("offsets out of order, missing or repeated")
 	}
-	if f := sb.fetchOffsets(); f[0] != 0 || (len(f) > 1 && f[1] != 30) {
+	if f := sb.fetchOffsets(); f[0] != 0 || (len(f) > 1 && f[1] != end) {
 		t.Fatalf("fetch offsets %v: the first response was given up on", f)
 	}
 }
