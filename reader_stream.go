@@ -46,14 +46,11 @@ func (f *streamedFetch) streamOptions() (context.Context, time.Duration) {
 func (f *streamedFetch) readStream(body *responseBody, version int16) (protocol.Message, error) {
 	f.headerAt = time.Now()
 	res, err := fetch.ReadResponseStream(body, version, f.each)
-	if f.err != nil {
-		// Delivery stopped (the reader's context ended, a bad batch): the
-		// response is not at fault, nor the connection, unless reading it
-		// failed (consume reports that).
-		return res, nil
-	}
-	if err != nil {
+	if err != nil && f.err == nil {
 		return nil, err
 	}
+	// When delivery stopped (the reader's context ended, a bad batch),
+	// the response is not at fault, nor the connection, unless reading
+	// it failed (consume reports that).
 	return res, nil
 }
