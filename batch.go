@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/eof"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 )
@@ -139,7 +140,7 @@ func (batch *Batch) Read(b []byte) (int, error) {
 			return k, io.ErrShortBuffer
 		}
 		if _, err := io.ReadFull(rec.Value, b[:n]); err != nil {
-			batch.err = dontExpectEOF(err)
+			batch.err = eof.Unexpected(err)
 			return 0, batch.err
 		}
 	}
@@ -162,7 +163,7 @@ func (batch *Batch) ReadMessage() (Message, error) {
 		msg.Value, err = protocol.ReadAll(rec.Value)
 	}
 	if err != nil {
-		batch.err = dontExpectEOF(err)
+		batch.err = eof.Unexpected(err)
 		return msg, batch.err
 	}
 	msg.Offset = rec.Offset
@@ -237,7 +238,7 @@ func (batch *Batch) nextRecord() (*protocol.Record, error) {
 				continue
 			}
 			batch.current = nil
-			batch.err = dontExpectEOF(err)
+			batch.err = eof.Unexpected(err)
 			return nil, batch.err
 		}
 		batch.last = max(batch.last, rec.Offset)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/eof"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 )
@@ -299,7 +300,7 @@ func (c *Conn) roundTrip(d *connDeadline, version int16, req protocol.Message) (
 	var size [4]byte
 	if _, err := io.ReadFull(c.rbuf, size[:]); err != nil {
 		c.conn.Close()
-		return nil, dontExpectEOF(err)
+		return nil, eof.Unexpected(err)
 	}
 	n := int32(binary.BigEndian.Uint32(size[:]))
 	if n < 4 {
@@ -328,21 +329,6 @@ func (c *Conn) roundTrip(d *connDeadline, version int16, req protocol.Message) (
 		return nil, fmt.Errorf("kafka: correlation ID mismatch (expected %d, found %d)", id, gotID)
 	}
 	return res, nil
-}
-
-// rawExchange runs an exchange that has no Kafka framing (SASL tokens after
-// a v0 handshake), under the write deadline.
-func (c *Conn) rawExchange(raw protocol.RawExchanger) (protocol.Message, error) {
-	c.io.Lock()
-	defer c.io.Unlock()
-	c.wdeadline.begin(c.conn)
-	defer c.wdeadline.end()
-	rw := connIO{c: c}
-	res, err := raw.RawExchange(&rw)
-	if err != nil && rw.written {
-		c.conn.Close()
-	}
-	return res, err
 }
 
 // request sends req with the version negotiated with the broker, under the

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/eof"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 )
@@ -54,11 +55,11 @@ func (c *Conn) ReadBatchWith(cfg ReadBatchConfig) *Batch {
 	offset, whence := c.Offset()
 	offset, err := c.Seek(offset, whence|SeekDontCheck)
 	if err != nil {
-		return &Batch{err: dontExpectEOF(err)}
+		return &Batch{err: eof.Unexpected(err)}
 	}
 	res, deadline, err := c.fetch(offset, cfg)
 	if err != nil {
-		return &Batch{err: dontExpectEOF(err)}
+		return &Batch{err: eof.Unexpected(err)}
 	}
 	return newBatch(c, offset, deadline, res)
 }

@@ -320,7 +320,7 @@ func (cg *ConsumerGroup) run() {
 			return
 		case cg.errs <- err:
 		}
-		if wait > 0 && !sleepContext(cg.ctx, wait) {
+		if wait > 0 && !sleep(cg.ctx, wait) {
 			cg.leaveGroup(memberID)
 			return
 		}
@@ -1005,7 +1005,7 @@ func (g *Generation) partitionWatcher(interval time.Duration, topic string) {
 		} else {
 			return
 		}
-		for sleepContext(ctx, interval) {
+		for sleep(ctx, interval) {
 			n, ok := count()
 			switch {
 			case !ok:

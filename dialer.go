@@ -5,15 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
-	"github.com/segmentio/kafka-go/protocol/saslauthenticate"
-	"github.com/segmentio/kafka-go/protocol/saslhandshake"
 	"github.com/segmentio/kafka-go/sasl"
 )
 
@@ -142,7 +138,7 @@ func (d *Dialer) LookupPartition(ctx context.Context, network string, address st
 		partitions, err := c.ReadPartitions(topic)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Partition{}, contextError(ctx, err)
+				return Partition{}, ctxError(ctx, err)
 			}
 			if isTemporary(err) {
 				continue
@@ -171,7 +167,7 @@ func (d *Dialer) LookupPartitions(ctx context.Context, network string, address s
 
 	partitions, err := c.ReadPartitions(topic)
 	if err != nil {
-		return nil, contextError(ctx, err)
+		return nil, ctxError(ctx, err)
 	}
 	return partitions, err
 }
@@ -206,70 +202,41 @@ func LookupPartitions(ctx context.Context, network string, address string, topic
 	return DefaultDialer.LookupPartitions(ctx, network, address, topic)
 }
 
-// connect dials address and sets the connection up: API versions, then
-// SASL authentication when configured. Any failure closes the connection.
+// connect opens and sets up a connection as every connection of the package
+// is (openConn: dial through dialFunc, TLS, API versions, SASL), bounded by
+// the Dialer's Timeout and Deadline, and wraps it in a Conn.
 func (d *Dialer) connect(ctx context.Context, network, address string, config ConnConfig) (*Conn, error) {
-	if d.Timeout != 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
-		defer cancel()
-	}
 	if !d.Deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, d.Deadline)
 		defer cancel()
 	}
-
-	nc, err := d.dialContext(ctx, network, address)
-	if err != nil {
-		return nil, fmt.Errorf("failed to dial: %w", err)
+	cfg := &dialConfig{
+		dial:        d.dialFunc(),
+		dialTimeout: d.Timeout,
+		clientID:    config.ClientID,
+		tls:         d.TLS,
+		sasl:        d.SASLMechanism,
 	}
-	c := NewConnWith(nc, config)
-	if err := d.setup(ctx, c, address); err != nil {
-		c.Close()
+	if cfg.clientID == "" {
+		cfg.clientID = DefaultClientID
+	}
+	s, err := openConn(ctx, cfg, network, address)
+	if err != nil {
+		var de *dialError
+		if errors.As(err, &de) {
+			return nil, fmt.Errorf("failed to dial: failed to open connection to %s: %w", address, de.err)
+		}
 		return nil, err
 	}
+	c := NewConnWith(s.nc, config)
+	c.rbuf = s.br
+	versions := make(map[protocol.ApiKey]ApiVersion, len(s.ranges))
+	for k, r := range s.ranges {
+		versions[k] = ApiVersion{ApiKey: int16(k), MinVersion: r[0], MaxVersion: r[1]}
+	}
+	c.versions.Store(&versions)
 	return c, nil
-}
-
-func (d *Dialer) setup(ctx context.Context, c *Conn, address string) error {
-	release := c.bindContext(ctx)
-	defer release()
-
-	if _, err := c.loadVersions(); err != nil {
-		err = contextError(ctx, err)
-		return fmt.Errorf("kafka: negotiating API versions with %s: %w", address, err)
-	}
-	if d.SASLMechanism == nil {
-		return nil
-	}
-	host, port, err := splitHostPortNumber(address)
-	if err != nil {
-		return fmt.Errorf("could not determine host/port for SASL authentication: %w", err)
-	}
-	ctx = sasl.WithMetadata(ctx, &sasl.Metadata{Host: host, Port: port})
-	if err := c.authenticateSASL(ctx, d.SASLMechanism); err != nil {
-		if !errors.Is(err, SASLAuthenticationFailed) {
-			err = contextError(ctx, err)
-		}
-		return fmt.Errorf("could not successfully authenticate to %s:%d with SASL: %w", host, port, err)
-	}
-	return nil
-}
-
-// contextError returns the error of ctx, wrapping err, when err is the
-// consequence of ctx ending (bindContext turns that into a socket timeout).
-func contextError(ctx context.Context, err error) error {
-	cerr := ctx.Err()
-	if cerr == nil && isTimeout(err) {
-		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
-			cerr = context.DeadlineExceeded
-		}
-	}
-	if cerr == nil {
-		return err
-	}
-	return fmt.Errorf("%w (%v)", cerr, err)
 }
 
 // bindContext makes the connection's operations fail once ctx ends, and
@@ -280,146 +247,12 @@ func (c *Conn) bindContext(ctx context.Context) (release func()) {
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
-	done := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(done)
-		c.SetDeadline(time.Unix(1, 0)) // in the past: interrupt
-	})
+	stop := interruptOnDone(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	return func() {
-		if !stop() {
-			<-done
-		}
+		stop()
 		c.rdeadline.set(rd)
 		c.wdeadline.set(wd)
 	}
-}
-
-// authenticateSASL runs the SASL exchange of mech on the connection: a
-// SaslHandshake, then the mechanism's messages, in SaslAuthenticate
-// requests or, after a v0 handshake, as raw frames.
-func (c *Conn) authenticateSASL(ctx context.Context, mech sasl.Mechanism) error {
-	version, err := c.negotiateVersion(protocol.SaslHandshake)
-	if err != nil {
-		return fmt.Errorf("SASL handshake failed: %w", err)
-	}
-	msg, err := c.roundTrip(&c.wdeadline, version, &saslhandshake.Request{Mechanism: mech.Name()})
-	if err != nil {
-		return fmt.Errorf("SASL handshake failed: %w", saslError(err))
-	}
-	if res := msg.(*saslhandshake.Response); res.ErrorCode != 0 {
-		return fmt.Errorf("SASL handshake failed: mechanism %s (broker enables %v): %w", mech.Name(), res.Mechanisms, Error(res.ErrorCode))
-	}
-
-	sess, state, err := mech.Start(ctx)
-	if err != nil {
-		return fmt.Errorf("SASL authentication process could not be started: %w", err)
-	}
-	for done := false; !done; {
-		challenge, err := c.saslAuthenticate(version, state)
-		if err != nil {
-			return saslError(err)
-		}
-		if done, state, err = sess.Next(ctx, challenge); err != nil {
-			return fmt.Errorf("SASL authentication process has failed: %w", err)
-		}
-	}
-	return nil
-}
-
-// saslAuthenticate sends one SASL message and returns the broker's reply.
-func (c *Conn) saslAuthenticate(handshakeVersion int16, data []byte) ([]byte, error) {
-	req := &saslauthenticate.Request{AuthBytes: data}
-	if handshakeVersion == 0 {
-		msg, err := c.rawExchange(req)
-		if err != nil {
-			return nil, err
-		}
-		return msg.(*saslauthenticate.Response).AuthBytes, nil
-	}
-	msg, err := c.requestWith(&c.wdeadline, req)
-	if err != nil {
-		return nil, err
-	}
-	res := msg.(*saslauthenticate.Response)
-	if res.ErrorCode != 0 {
-		return nil, makeError(res.ErrorCode, res.ErrorMessage)
-	}
-	return res.AuthBytes, nil
-}
-
-// saslError reports a connection the broker closed during authentication
-// (how brokers commonly reject credentials) as SASLAuthenticationFailed.
-func saslError(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		// The network error stays wrapped (as io.ErrUnexpectedEOF, never a
-		// bare io.EOF), so that callers can tell a lost connection.
-		return fmt.Errorf("%w: the broker closed the connection: %w", SASLAuthenticationFailed, dontExpectEOF(err))
-	}
-	return err
-}
-
-// dialContext resolves and dials address, then runs the TLS handshake when
-// configured.
-func (d *Dialer) dialContext(ctx context.Context, network string, address string) (net.Conn, error) {
-	addr, err := lookupHost(ctx, address, d.Resolver)
-	if err != nil {
-		return nil, fmt.Errorf("failed to resolve host: %w", err)
-	}
-	dial := d.DialFunc
-	if dial == nil {
-		dial = (&net.Dialer{
-			LocalAddr:     d.LocalAddr,
-			FallbackDelay: d.FallbackDelay,
-			KeepAlive:     d.KeepAlive,
-		}).DialContext
-	}
-	nc, err := dial(ctx, network, addr)
-	if err != nil {
-		return nil, fmt.Errorf("failed to open connection to %s: %w", addr, err)
-	}
-	if d.TLS == nil {
-		return nc, nil
-	}
-	config := d.TLS
-	if config.ServerName == "" {
-		host, _ := splitHostPort(addr)
-		config = config.Clone()
-		config.ServerName = host
-	}
-	tc := tls.Client(nc, config)
-	if err := tc.HandshakeContext(ctx); err != nil {
-		nc.Close()
-		// A server that hangs up on our hello gives io.EOF; it is a lost
-		// connection like any other, so it is reported as one.
-		return nil, dontExpectEOF(err)
-	}
-	return tc, nil
-}
-
-// sleep waits for duration, or until ctx ends (then it returns false).
-func sleep(ctx context.Context, duration time.Duration) bool {
-	if duration <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(duration)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// backoff is the delay before retry attempt: growing with the square of the
-// attempt from min, capped at max.
-func backoff(attempt int, min time.Duration, max time.Duration) time.Duration {
-	d := time.Duration(attempt*attempt) * min
-	if d > max || d < 0 {
-		d = max
-	}
-	return d
 }
 
 // splitHostPort never fails: a bare host name is what users most often
@@ -438,27 +271,4 @@ func splitHostPortNumber(s string) (string, int, error) {
 		return host, 0, fmt.Errorf("%s: %w", s, err)
 	}
 	return host, n, nil
-}
-
-// lookupHost lets a custom Resolver redirect a broker address. Only the
-// first answer matters: its host always wins, but a port the caller spelled
-// out is kept, because it was chosen on purpose.
-func lookupHost(ctx context.Context, address string, resolver Resolver) (string, error) {
-	host, port := splitHostPort(address)
-	if resolver == nil {
-		return net.JoinHostPort(host, port), nil
-	}
-	answers, err := resolver.LookupHost(ctx, host)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("failed to resolve host %s: %w", host, err)
-	case len(answers) == 0:
-		// Nothing to redirect to: dial what we were given.
-		return net.JoinHostPort(host, port), nil
-	}
-	target, targetPort := splitHostPort(answers[0])
-	if port != "" {
-		targetPort = port
-	}
-	return net.JoinHostPort(target, targetPort), nil
 }

@@ -365,15 +365,6 @@ func silentEOF(err error) error {
 	return err
 }
 
-// dontExpectEOF turns an io.EOF (possibly wrapped) into io.ErrUnexpectedEOF,
-// for reads that stopped in the middle of a value.
-func dontExpectEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
 // coalesceErrors returns the first non-nil error of errs.
 func coalesceErrors(errs ...error) error {
 	for _, e := range errs {

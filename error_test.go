@@ -208,9 +208,6 @@ func TestErrorHelpers(t *testing.T) {
 	if silentEOF(fmt.Errorf("a: %w", io.EOF)) != nil || silentEOF(io.ErrUnexpectedEOF) != io.ErrUnexpectedEOF {
 		t.Error("silentEOF")
 	}
-	if dontExpectEOF(io.EOF) != io.ErrUnexpectedEOF || dontExpectEOF(nil) != nil {
-		t.Error("dontExpectEOF")
-	}
 	a, b := errors.New("a"), errors.New("b")
 	if coalesceErrors(nil, a, b) != a || coalesceErrors() != nil || coalesceErrors(nil, nil) != nil {
 		t.Error("coalesceErrors")

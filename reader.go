@@ -858,7 +858,7 @@ func (o offsetStash) reset() {
 func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
 	err := gen.CommitOffsets(offsets)
 	for attempt := 1; err != nil && attempt < readerCommitAttempts; attempt++ {
-		if !sleepContext(r.life, retryDelay(attempt, readerCommitBackoffMin, readerCommitBackoffMax)) {
+		if !sleep(r.life, backoff(attempt, readerCommitBackoffMin, readerCommitBackoffMax)) {
 			break
 		}
 		err = gen.CommitOffsets(offsets)

@@ -45,7 +45,7 @@ func (p *partitionReader) stats() *readerStats { return p.reader.stats }
 func (p *partitionReader) run(ctx context.Context, offset int64) {
 	cfg := p.config()
 	for attempt := 0; ; attempt++ {
-		if !sleepContext(ctx, retryDelay(attempt, cfg.ReadBackoffMin, cfg.ReadBackoffMax)) {
+		if !sleep(ctx, backoff(attempt, cfg.ReadBackoffMin, cfg.ReadBackoffMax)) {
 			return
 		}
 		p.log(func(l Logger) {
@@ -92,7 +92,7 @@ func (p *partitionReader) readLoop(ctx context.Context, offset *int64) bool {
 	cfg := p.config()
 	errcount := 0
 	for {
-		if !sleepContext(ctx, retryDelay(errcount, cfg.ReadBackoffMin, cfg.ReadBackoffMax)) {
+		if !sleep(ctx, backoff(errcount, cfg.ReadBackoffMin, cfg.ReadBackoffMax)) {
 			return false
 		}
 		next, err := p.fetch(ctx, *offset)

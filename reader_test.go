@@ -189,13 +189,13 @@ func TestHumanOffset(t *testing.T) {
 	}
 }
 
-func TestRetryDelay(t *testing.T) {
+func TestBackoff(t *testing.T) {
 	for attempt, want := range []time.Duration{0, 100 * time.Millisecond, 400 * time.Millisecond, 900 * time.Millisecond, time.Second, time.Second} {
-		if got := retryDelay(attempt, 100*time.Millisecond, time.Second); got != want {
+		if got := backoff(attempt, 100*time.Millisecond, time.Second); got != want {
 			t.Errorf("attempt %d: %v, want %v", attempt, got, want)
 		}
 	}
-	if got := retryDelay(1<<30, time.Second, time.Minute); got != time.Minute {
+	if got := backoff(1<<30, time.Second, time.Minute); got != time.Minute {
 		t.Errorf("overflow: %v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/eof"
 	"github.com/segmentio/kafka-go/protocol"
 )
 
@@ -83,14 +84,14 @@ var errStreamInterrupted = errors.New("kafka: reading the response was interrupt
 // error when the connection can no longer be read.
 func (c *brokerConn) handOver(br *bufio.Reader, call *pendingCall, size int) error {
 	if _, err := br.Discard(8); err != nil { // size and correlation ID, peeked
-		call.result <- callResult{err: noEOF(err)}
-		return noEOF(err)
+		call.result <- callResult{err: eof.Unexpected(err)}
+		return eof.Unexpected(err)
 	}
 	body := &responseBody{br: br, nc: c.nc, left: size, released: make(chan struct{})}
 	call.result <- callResult{body: body}
 	<-body.released
 	if body.broken {
-		return noEOF(body.err)
+		return eof.Unexpected(body.err)
 	}
 	if body.left > 0 {
 		// What the receiver did not read, bounded like its own waits
@@ -100,7 +101,7 @@ func (c *brokerConn) handOver(br *bufio.Reader, call *pendingCall, size int) err
 		}
 		_, err := br.Discard(body.left)
 		if err != nil {
-			return noEOF(err)
+			return eof.Unexpected(err)
 		}
 		if body.timeout > 0 {
 			c.nc.SetReadDeadline(time.Time{})
@@ -124,7 +125,7 @@ func (c *brokerConn) consume(req streamedRequest, body *responseBody, version in
 		if errors.Is(body.err, errStreamInterrupted) {
 			return nil, ctxError(ctx, body.err)
 		}
-		return nil, noEOF(body.err)
+		return nil, eof.Unexpected(body.err)
 	}
 	return msg, err
 }

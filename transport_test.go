@@ -705,33 +705,72 @@ func TestTransportMetadataFromCache(t *testing.T) {
 	}
 }
 
-func TestNegotiateConn(t *testing.T) {
+// setupConn is the one connection setup: run on a connection dialed by
+// hand, it negotiates versions and authenticates (raw v0 SASL here), and
+// leaves nothing buffered, so the connection is usable at once.
+func TestSetupConn(t *testing.T) {
 	fc := tpNewFakeCluster(t, 1)
 	tpPlainV0Auth(fc.brokers[0], "u", "p")
 	fc.brokers[0].setApiKey(protocol.Fetch, 0, 8)
 	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
-	nc, err := net.Dial("tcp", fc.brokers[0].ln.Addr().String())
+	addr := fc.brokers[0].ln.Addr().String()
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	versions, _, ranges, err := negotiateConn(testContext(t), nc, "conn-test", plain.Mechanism{Username: "u", Password: "p"})
+	cfg := &dialConfig{clientID: "conn-test", sasl: plain.Mechanism{Username: "u", Password: "p"}}
+	s, err := setupConn(testContext(t), cfg, nc, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if versions[protocol.Fetch] != 8 || ranges[protocol.Fetch] != [2]int16{0, 8} {
-		t.Fatalf("fetch version %d, range %v", versions[protocol.Fetch], ranges[protocol.Fetch])
+	if s.versions[protocol.Fetch] != 8 || s.ranges[protocol.Fetch] != [2]int16{0, 8} {
+		t.Fatalf("fetch version %d, range %v", s.versions[protocol.Fetch], s.ranges[protocol.Fetch])
 	}
-	if versions[protocol.Produce] != protocol.Produce.MaxVersion() {
-		t.Fatalf("produce version %d", versions[protocol.Produce])
+	if s.versions[protocol.Produce] != protocol.Produce.MaxVersion() {
+		t.Fatalf("produce version %d", s.versions[protocol.Produce])
 	}
-	// The connection is usable right away.
-	res, err := protocol.RoundTrip(nc, versions[protocol.Produce], 100, "conn-test", tpProduceRequest(0, -1))
+	if s.br.Buffered() != 0 {
+		t.Fatalf("%d bytes left buffered after the setup", s.br.Buffered())
+	}
+	res, err := protocol.RoundTrip(nc, s.versions[protocol.Produce], 100, "conn-test", tpProduceRequest(0, -1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.(*produce.Response).Topics[0].Partitions[0].BaseOffset != 42 {
 		t.Fatalf("unexpected response %+v", res)
+	}
+}
+
+// A Dialer sets its connections up as the Transport does: the same
+// negotiated versions (the broker caps Fetch at v8) and the same SASL
+// exchange (raw tokens after a v0 handshake), and the Conn it returns is
+// usable at once.
+func TestDialerSetsUpAsTheTransport(t *testing.T) {
+	fc := tpNewFakeCluster(t, 1)
+	tpPlainV0Auth(fc.brokers[0], "u", "p")
+	fc.brokers[0].setApiKey(protocol.Fetch, 0, 8)
+	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	d := &Dialer{ClientID: "conn-test", SASLMechanism: plain.Mechanism{Username: "u", Password: "p"}}
+	c, err := d.DialContext(testContext(t), "tcp", fc.brokers[0].ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.negotiateVersion(protocol.Fetch); err != nil || v != 8 {
+		t.Fatalf("Conn's fetch version %d (%v), want 8", v, err)
+	}
+	msg, err := c.request(tpProduceRequest(0, -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.(*produce.Response).Topics[0].Partitions[0].BaseOffset != 42 {
+		t.Fatalf("unexpected response %+v", msg)
+	}
+
+	bad := &Dialer{SASLMechanism: plain.Mechanism{Username: "u", Password: "wrong"}}
+	if _, err := bad.DialContext(testContext(t), "tcp", fc.brokers[0].ln.Addr().String()); !errors.Is(err, SASLAuthenticationFailed) {
+		t.Fatalf("wrong password: %v, want SASLAuthenticationFailed", err)
 	}
 }
 

@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"time"
 )
@@ -145,66 +144,16 @@ func NewWriter(config WriterConfig) *Writer {
 	return w
 }
 
-// legacyDialFunc turns the connection settings of a Dialer into a dial
-// function for a Transport, counting dials in stats as writers made by
-// NewWriter always did.
+// legacyDialFunc is the Dialer's dial function (dialFunc), counting dials
+// in stats as writers made by NewWriter always did.
 func legacyDialFunc(d *Dialer, stats *writerStats) func(context.Context, string, string) (net.Conn, error) {
-	netDialer := &net.Dialer{
-		Timeout:       d.Timeout,
-		Deadline:      d.Deadline,
-		LocalAddr:     d.LocalAddr,
-		FallbackDelay: d.FallbackDelay,
-		KeepAlive:     d.KeepAlive,
-	}
-	// A *net.Resolver plugs into net.Dialer; any other Resolver is applied
-	// by hand before dialing.
-	var custom Resolver
-	if r, ok := d.Resolver.(*net.Resolver); ok {
-		netDialer.Resolver = r
-	} else {
-		custom = d.Resolver
-	}
+	dial := d.dialFunc()
 	return func(ctx context.Context, network, address string) (net.Conn, error) {
 		start := time.Now()
 		defer func() {
 			stats.dials.add(1)
 			stats.dialTime.observeSince(start)
 		}()
-		if custom != nil {
-			resolved, err := resolveWith(ctx, custom, address)
-			if err != nil {
-				return nil, err
-			}
-			address = resolved
-		}
-		if d.DialFunc != nil {
-			return d.DialFunc(ctx, network, address)
-		}
-		return netDialer.DialContext(ctx, network, address)
+		return dial(ctx, network, address)
 	}
-}
-
-// resolveWith looks up the host of address ("host:port") with r, keeping
-// the port of address when it has one, and address itself when r knows
-// nothing.
-func resolveWith(ctx context.Context, r Resolver, address string) (string, error) {
-	host, port, err := net.SplitHostPort(address)
-	if err != nil {
-		host, port = address, ""
-	}
-	addrs, err := r.LookupHost(ctx, host)
-	if err != nil {
-		return "", fmt.Errorf("failed to resolve host %s: %w", host, err)
-	}
-	if len(addrs) == 0 {
-		return address, nil
-	}
-	rhost, rport, err := net.SplitHostPort(addrs[0])
-	if err != nil {
-		rhost, rport = addrs[0], ""
-	}
-	if port == "" {
-		port = rport
-	}
-	return net.JoinHostPort(rhost, port), nil
 }

@@ -3,11 +3,12 @@ package protocol
 import (
 	"crypto/tls"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"slices"
+
+	"github.com/segmentio/kafka-go/internal/eof"
 )
 
 // frameChunk bounds the memory committed to a frame before its bytes have
@@ -30,7 +31,7 @@ const frameWhole = 1 << 20
 func readFrame(r io.Reader) (int32, []byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return 0, nil, noEOF(err)
+		return 0, nil, eof.Unexpected(err)
 	}
 	size := int32(binary.BigEndian.Uint32(hdr[:]))
 	if size < 0 {
@@ -51,17 +52,10 @@ func readFrame(r io.Reader) (int32, []byte, error) {
 		k, err := io.ReadFull(r, buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+k]
 		if err != nil {
-			return size, nil, noEOF(err)
+			return size, nil, eof.Unexpected(err)
 		}
 	}
 	return size, buf, nil
-}
-
-func noEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
 }
 
 // looksLikeTLS reports whether the four bytes read as a frame size are the

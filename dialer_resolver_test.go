@@ -1,0 +1,144 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// dialRecorder is a Dialer.DialFunc that records the addresses dialed and
+// fails every dial, so that nothing but the address matters.
+type dialRecorder struct {
+	mu     sync.Mutex
+	dialed map[string]bool
+}
+
+func (r *dialRecorder) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dialed == nil {
+		r.dialed = make(map[string]bool)
+	}
+	r.dialed[address] = true
+	return nil, errors.New("no network in this test")
+}
+
+func (r *dialRecorder) addresses() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for a := range r.dialed {
+		out = append(out, a)
+	}
+	return out
+}
+
+// Every client applies a Dialer's Resolver by the same rule: the resolved
+// host wins, the port given in the broker address is kept. A Reader, a
+// ConsumerGroup, a Writer made by NewWriter and a Conn given the same
+// Dialer dial the same address; a Client, whose Transport takes a
+// BrokerResolver instead, dials that address too for the same host.
+func TestResolverRuleSameForEveryClient(t *testing.T) {
+	const want = "10.0.0.7:9092"
+	newDialer := func(rec *dialRecorder) *Dialer {
+		return &Dialer{Resolver: fixedResolver{"10.0.0.7:1234"}, DialFunc: rec.dial}
+	}
+	check := func(t *testing.T, rec *dialRecorder) {
+		t.Helper()
+		got := rec.addresses()
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("dialed %v, want only %s", got, want)
+		}
+	}
+	ctx := func(t *testing.T) context.Context {
+		c, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		t.Cleanup(cancel)
+		return c
+	}
+
+	t.Run("Conn", func(t *testing.T) {
+		rec := new(dialRecorder)
+		if _, err := newDialer(rec).DialContext(ctx(t), "tcp", "b:9092"); err == nil {
+			t.Fatal("dial succeeded")
+		}
+		check(t, rec)
+	})
+	t.Run("Reader", func(t *testing.T) {
+		rec := new(dialRecorder)
+		r := NewReader(ReaderConfig{Brokers: []string{"b:9092"}, Topic: "t", Dialer: newDialer(rec), MaxWait: 10 * time.Millisecond})
+		defer r.Close()
+		if _, err := r.ReadMessage(ctx(t)); err == nil {
+			t.Fatal("read succeeded")
+		}
+		check(t, rec)
+	})
+	t.Run("ConsumerGroup", func(t *testing.T) {
+		rec := new(dialRecorder)
+		cg, err := NewConsumerGroup(ConsumerGroupConfig{ID: "g", Brokers: []string{"b:9092"}, Topics: []string{"t"}, Dialer: newDialer(rec)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cg.Close()
+		if _, err := cg.Next(ctx(t)); err == nil {
+			t.Fatal("joined a group")
+		}
+		check(t, rec)
+	})
+	t.Run("Writer", func(t *testing.T) {
+		rec := new(dialRecorder)
+		w := NewWriter(WriterConfig{Brokers: []string{"b:9092"}, Topic: "t", Dialer: newDialer(rec), MaxAttempts: 1})
+		defer w.Close()
+		if err := w.WriteMessages(ctx(t), Message{Value: []byte("v")}); err == nil {
+			t.Fatal("write succeeded")
+		}
+		check(t, rec)
+	})
+	t.Run("Client", func(t *testing.T) {
+		rec := new(dialRecorder)
+		c := &Client{Addr: TCP("b:9092"), Transport: &Transport{Dial: rec.dial, Resolver: ipResolver("10.0.0.7")}}
+		if _, err := c.Metadata(ctx(t), &MetadataRequest{}); err == nil {
+			t.Fatal("metadata request succeeded")
+		}
+		check(t, rec)
+	})
+}
+
+type ipResolver string
+
+func (r ipResolver) LookupBrokerIPAddr(context.Context, Broker) ([]net.IPAddr, error) {
+	return []net.IPAddr{{IP: net.ParseIP(string(r))}}, nil
+}
+
+func TestResolveAddress(t *testing.T) {
+	for _, c := range []struct {
+		address string
+		answers fixedResolver
+		want    string
+	}{
+		{"b:9093", fixedResolver{"10.0.0.7:1234"}, "10.0.0.7:9093"}, // the port asked for is kept
+		{"b", fixedResolver{"10.0.0.7:1234"}, "10.0.0.7:1234"},      // else the resolver's
+		{"b", fixedResolver{"10.0.0.7"}, "10.0.0.7:9092"},           // else Kafka's
+		{"b:9093", fixedResolver{"10.0.0.7"}, "10.0.0.7:9093"},
+		{"b:9093", fixedResolver{"::1"}, "[::1]:9093"},
+		{"b:9093", fixedResolver{"[::1]:1234"}, "[::1]:9093"},
+		{"b:9093", fixedResolver{"x", "y"}, "x:9093"}, // the first answer
+		{"b:9093", fixedResolver{}, "b:9093"},         // no answer: unchanged
+		{"b", fixedResolver{}, "b:9092"},
+	} {
+		got, err := resolveAddress(context.Background(), c.answers, c.address)
+		if err != nil || got != c.want {
+			t.Errorf("resolveAddress(%q) with %v = %q, %v; want %q", c.address, c.answers, got, err, c.want)
+		}
+	}
+	failing := failingResolver{errors.New("dns down")}
+	if _, err := resolveAddress(context.Background(), failing, "b:9092"); err == nil || !errors.Is(err, failing.err) {
+		t.Errorf("a resolver error is returned: %v", err)
+	}
+}
+
+type failingResolver struct{ err error }
+
+func (r failingResolver) LookupHost(context.Context, string) ([]string, error) { return nil, r.err }
