@@ -22,13 +22,3 @@ const (
 type CompressionCodec = compress.Codec
 
 var errUnknownCodec = errors.New("the compression code is invalid or its codec has not been imported")
-
-// resolveCodec returns the codec registered for a record batch's
-// compression attribute, or errUnknownCodec when there is none (including
-// code 0, which is not compressed at all).
-func resolveCodec(code int8) (CompressionCodec, error) {
-	if codec := Compression(code).Codec(); codec != nil {
-		return codec, nil
-	}
-	return nil, errUnknownCodec
-}

@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strconv"
 )
@@ -151,20 +150,4 @@ func (k apiKey) String() string {
 		return name
 	}
 	return strconv.Itoa(int(k))
-}
-
-// makeInt8, makeInt16, makeInt32 and makeInt64 decode big-endian integers
-// from the start of b, which must be long enough.
-func makeInt8(b []byte) int8   { return int8(b[0]) }
-func makeInt16(b []byte) int16 { return int16(binary.BigEndian.Uint16(b)) }
-func makeInt32(b []byte) int32 { return int32(binary.BigEndian.Uint32(b)) }
-func makeInt64(b []byte) int64 { return int64(binary.BigEndian.Uint64(b)) }
-
-// expectZeroSize turns a successful read that left remain bytes of a
-// response unread into an error.
-func expectZeroSize(remain int, err error) error {
-	if err == nil && remain != 0 {
-		return fmt.Errorf("reading a response left %d unread bytes", remain)
-	}
-	return err
 }

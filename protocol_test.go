@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"fmt"
-	"io"
 	"testing"
 )
 
@@ -30,15 +29,5 @@ func TestApiVersionFormat(t *testing.T) {
 		if got := fmt.Sprintf("%s", ApiVersion{ApiKey: key}); got != name {
 			t.Errorf("key %d: got %q want %q", key, got, name)
 		}
-	}
-}
-
-func TestMakeInts(t *testing.T) {
-	b := []byte{0xff, 0xfe, 0xfd, 0xfc, 0x01, 0x02, 0x03, 0x04}
-	if makeInt8(b) != -1 || makeInt16(b) != -2 || makeInt32(b) != -66052 || makeInt64(b) != -283691162926332 {
-		t.Fatal(makeInt8(b), makeInt16(b), makeInt32(b), makeInt64(b))
-	}
-	if expectZeroSize(0, nil) != nil || expectZeroSize(3, nil) == nil || expectZeroSize(3, io.EOF) != io.EOF {
-		t.Fatal("expectZeroSize")
 	}
 }

@@ -16,7 +16,7 @@ import (
 // connection as it arrives, instead of the connection's read loop reading
 // it whole into memory first: a partition Reader parses records from the
 // socket as upstream's does, and so holds one record at a time rather than
-// a whole fetch response (issue 13).
+// a whole fetch response.
 //
 // Only requests that get a connection of their own (needsOwnConn) may be
 // streamed: the connection's read loop waits while the sender reads, so

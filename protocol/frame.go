@@ -70,7 +70,7 @@ func looksLikeTLS(size int32) bool {
 	return version >= tls.VersionTLS10 && version <= tls.VersionTLS13
 }
 
-// headerFlexible tells whether a response of key at a flexible version has a
+// responseHeaderFlexible tells whether a response of key at a flexible version has a
 // tagged-fields section in its header: all do except ApiVersions, whose
 // response header stays v0 so that a client can parse it before knowing
 // which versions the broker supports.

@@ -24,9 +24,8 @@ type discarder interface {
 
 // BatchStream reads the record batches of one partition as they arrive,
 // instead of from a response read whole: a consumer then holds one record
-// at a time rather than a whole fetch response (issue 13: what a
-// partition Reader holds beyond upstream's, whose Reader also parses
-// records off the socket).
+// at a time rather than a whole fetch response, as upstream's Reader,
+// which also parses records off the socket.
 //
 // Uncompressed v2 batches are streamed: each ReadRecordFields reads one
 // record from the source. Their CRC covers the whole batch, so it is

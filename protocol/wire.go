@@ -17,7 +17,7 @@ var (
 	errWireVarintOverflow = errors.New("kafka protocol: unsigned varint overflows 32 bits")
 )
 
-// writer appends the wire form of values to a byte slice whose capacity was
+// wireWriter appends the wire form of values to a byte slice whose capacity was
 // computed beforehand by the size pass, so appends never reallocate on the
 // normal path.
 type wireWriter struct {
@@ -61,7 +61,7 @@ func wireUvarintSize(v uint64) int {
 	return n
 }
 
-// reader decodes values from an in-memory frame. Errors are sticky: once
+// wireReader decodes values from an in-memory frame. Errors are sticky: once
 // err is set every read returns a zero value, which keeps the decoding
 // functions free of error plumbing; they only check err before loops.
 type wireReader struct {
