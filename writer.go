@@ -434,6 +434,22 @@ func (w *Writer) Close() error {
 	return nil
 }
 
+// partialsWanted says whether partial batches should be sent now: a caller
+// waits for writer-wide bytes, and no batch holding bytes is on its way
+// back (queued, being sent, or waiting for its Completion), so only sending
+// partial batches can give bytes back. While some are on their way, the
+// partial batches keep filling: sending them early would only make batches
+// smaller. The conditions are checked at every event that can make both
+// true (a caller starts waiting, a batch gives its bytes back, a message
+// lands in a batch), so a caller never waits for BatchTimeout while the
+// broker idles. (A caller waiting for a partition's slot needs no such
+// help: the head of the line asks for a slot only when no open batch can
+// take its message, and the ones behind it join the batch it opens.)
+func (w *Writer) partialsWanted() bool {
+	st := w.state()
+	return st.bytes != nil && st.bytes.HasWaiters() && st.returning.Load() == 0
+}
+
 // sendPartials makes the partial batch of every partition sendable now
 // (see partitionWriter.sendPartialLocked), when partialsWanted says that
 // only they can give bytes back to a waiting caller.
@@ -488,6 +504,40 @@ func (w *Writer) Flush(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Stats returns the writer's statistics since the previous call (or since
+// the writer was created), for periodic reporting. It never waits for
+// buffer space or for the network.
+func (w *Writer) Stats() WriterStats {
+	s := w.state().stats
+	var out WriterStats
+
+	// Configuration.
+	out.Topic = w.Topic
+	out.Async = w.Async
+	out.RequiredAcks = int64(w.RequiredAcks)
+	out.MaxAttempts = int64(w.maxAttempts())
+	out.MaxBatchSize = int64(w.batchSize())
+	out.WriteBackoffMin, out.WriteBackoffMax = w.writeBackoffMin(), w.writeBackoffMax()
+	out.BatchTimeout = w.batchTimeout()
+	out.ReadTimeout, out.WriteTimeout = w.readTimeout(), w.writeTimeout()
+	out.MaxBufferedBatches = int64(writerDefault(w.MaxBufferedBatches, 0))
+	out.MaxBufferedBytes = writerDefault(w.MaxBufferedBytes, 0)
+
+	// Counters and summaries, reset by this call.
+	out.Dials, out.DialTime = s.dials.take(), s.dialTime.durations()
+	out.Writes, out.Messages, out.Bytes = s.writes.take(), s.messages.take(), s.bytes.take()
+	out.Errors, out.Retries = s.errors.take(), s.retries.take()
+	out.BatchTime, out.BatchQueueTime = s.batchTime.durations(), s.batchQueueTime.durations()
+	out.WriteTime, out.WaitTime = s.writeTime.durations(), s.waitTime.durations()
+	out.BatchSize, out.BatchBytes = s.batchSize.summary(), s.batchBytes.summary()
+	out.BufferWaits, out.BufferWaitTime = s.bufferWaits.take(), s.bufferWaitTime.durations()
+
+	// Gauges.
+	out.BufferedBatches = s.bufferedBatches.Load()
+	out.BufferedBytes = s.bufferedBytes.Load()
+	return out
 }
 
 // WriteMessages hands msgs to the writer, which groups them by partition
@@ -780,6 +830,14 @@ func (w *Writer) checkBounds() error {
 		return fmt.Errorf("kafka.(*Writer): MaxBufferedBatches must be 0 (no bound) or positive, not %d", w.MaxBufferedBatches)
 	case w.MaxBufferedBytes < 0:
 		return fmt.Errorf("kafka.(*Writer): MaxBufferedBytes must be 0 (no bound) or positive, not %d", w.MaxBufferedBytes)
+	}
+	return nil
+}
+
+// checkIdempotent validates the configuration of an idempotent Writer.
+func (w *Writer) checkIdempotent() error {
+	if w.Idempotent && w.RequiredAcks != RequireAll {
+		return errIdempotentAcks(w.RequiredAcks)
 	}
 	return nil
 }

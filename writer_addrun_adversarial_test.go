@@ -365,9 +365,9 @@ func TestWriterFastPathDoesNotOvertakeTheLine(t *testing.T) {
 			pw := partitionWriterOf(w, tp)
 			require.NotNil(t, pw)
 
-			ahead := &slotWaiter{turn: make(chan struct{})}
+			ahead := &admissionWaiter{turn: make(chan struct{})}
 			pw.mu.Lock()
-			pw.pending = append(pw.pending, ahead)
+			pw.adm.line = append(pw.adm.line, ahead)
 			pw.mu.Unlock()
 
 			cctx, cancel := context.WithCancel(ctx)
@@ -385,7 +385,7 @@ func TestWriterFastPathDoesNotOvertakeTheLine(t *testing.T) {
 			require.ErrorIs(t, <-done, context.Canceled)
 
 			pw.mu.Lock()
-			pw.leaveLine(ahead)
+			pw.adm.leave(ahead)
 			pw.mu.Unlock()
 			require.NoError(t, w.Flush(ctx))
 			recs := stub.records(tp)

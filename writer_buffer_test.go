@@ -591,7 +591,7 @@ func TestWriterLegacyAsyncNeverBlocks(t *testing.T) {
 	if got := w.Stats().BufferedBatches; got != total {
 		t.Fatalf("BufferedBatches = %d, want %d (unbounded growth)", got, total)
 	}
-	if pw := partitionWriterOf(w, topicPartition{"t", 0}); pw.slots != nil {
+	if pw := partitionWriterOf(w, topicPartition{"t", 0}); pw.adm.slots != nil {
 		t.Fatal("legacy mode must not have a slot budget")
 	}
 	stub.release()

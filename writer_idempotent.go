@@ -353,11 +353,3 @@ type errIdempotentAcks RequiredAcks
 func (e errIdempotentAcks) Error() string {
 	return fmt.Sprintf("kafka.(*Writer): Idempotent requires RequiredAcks = RequireAll (-1), not %s (%d): a batch acknowledged by fewer replicas can be lost, and its retry is then refused as out of order", RequiredAcks(e), int(e))
 }
-
-// checkIdempotent validates the configuration of an idempotent Writer.
-func (w *Writer) checkIdempotent() error {
-	if w.Idempotent && w.RequiredAcks != RequireAll {
-		return errIdempotentAcks(w.RequiredAcks)
-	}
-	return nil
-}

@@ -1,20 +1,14 @@
 package kafka
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/segmentio/kafka-go/internal/goid"
 	"github.com/segmentio/kafka-go/internal/writerbuf"
-	"github.com/segmentio/kafka-go/protocol"
-	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
 )
 
 // partitionWriter owns the batches of one topic-partition and the goroutine
@@ -34,19 +28,20 @@ import (
 // batch's outcome, so a non-empty queue always has a batch being sent in
 // front of it.
 //
-// Budget: a batch takes one of the partition's MaxBufferedBatches+2 slots
-// when opened, and each message takes its bytes from the writer-wide
-// MaxBufferedBytes budget when accepted. Both are given back only when the
-// batch is finished with: after its Completion call returned, or, without a
-// Completion, once it is acknowledged or failed. So the bounds count every
-// place above, the completion backlog included, and a slow Completion slows
-// WriteMessages down instead of growing memory. Moving a batch forward never
-// needs budget, so the sending loop never waits for space.
+// Budget (see admission): a batch takes one of the partition's
+// MaxBufferedBatches+2 slots when opened, and each message takes its bytes
+// from the writer-wide MaxBufferedBytes budget when accepted. Both are given
+// back only by the batch's finish: after its Completion call returned, or,
+// without a Completion, once it is acknowledged or failed. So the bounds
+// count every place above, the completion backlog included, and a slow
+// Completion slows WriteMessages down instead of growing memory. Moving a
+// batch forward never needs budget, so the sending loop never waits for
+// space.
 //
 // A WriteMessages call made by a Completion goroutine of this Writer never
-// waits for space either (see addOverdraft): the space it would wait for may
-// be held by the very batch whose Completion is calling, or by batches that
-// can only complete after it.
+// waits for space either (see addOverdraftLocked): the space it would wait
+// for may be held by the very batch whose Completion is calling, or by
+// batches that can only complete after it.
 //
 // Lock order: Writer.mu is released before any partition writer's mu is
 // taken; pw.mu may be held while calling the non-blocking methods of a
@@ -56,8 +51,6 @@ type partitionWriter struct {
 	w   *Writer
 	key topicPartition
 
-	// slots is nil without MaxBufferedBatches.
-	slots *writerbuf.Budget
 	// wake holds a token when the sending loop may have work.
 	wake chan struct{}
 	// completions, set when there is a Completion, runs it beside the
@@ -68,6 +61,7 @@ type partitionWriter struct {
 	completing atomic.Int64
 
 	mu      sync.Mutex
+	adm     admission
 	cur     *writeBatch
 	queue   batchQueue
 	sending *writeBatch
@@ -77,9 +71,6 @@ type partitionWriter struct {
 	// flushes are the Flush calls waiting for ackedSeq to reach theirs.
 	closedSeq, ackedSeq uint64
 	flushes             []flushWaiter
-	// pending is the line of callers waiting to add a message, in arrival
-	// order; see slotWaiter.
-	pending []*slotWaiter
 
 	// idem is the sequence state of an idempotent Writer (nil otherwise),
 	// used by the sending loop only; see writer_idempotent.go.
@@ -97,11 +88,9 @@ type flushWaiter struct {
 // with w.mu held and w not closed, so the inflight.Add calls are safe.
 func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
 	pw := &partitionWriter{w: w, key: key, wake: make(chan struct{}, 1)}
+	pw.adm = newAdmission(w.state().bytes, w.MaxBufferedBatches)
 	if w.Idempotent {
 		pw.idem = &idemPartition{p: &w.idem}
-	}
-	if n := w.MaxBufferedBatches; n > 0 {
-		pw.slots = writerbuf.New(slotLimit(n))
 	}
 	// Completion does not run on the sending loop: a slow Completion would
 	// stop the partition's sends, and with them the acknowledgements that
@@ -117,16 +106,6 @@ func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
 	return pw
 }
 
-// slotLimit is the number of batches a partition may hold with
-// MaxBufferedBatches = n: n waiting, plus the one being filled and the one
-// being sent. It saturates instead of overflowing (n may be math.MaxInt).
-func slotLimit(n int) int64 {
-	if int64(n) > math.MaxInt64-2 {
-		return math.MaxInt64
-	}
-	return int64(n) + 2
-}
-
 // writeBatch is a batch of messages for one partition.
 type writeBatch struct {
 	opened time.Time
@@ -140,6 +119,8 @@ type writeBatch struct {
 	// passed (with a buffer bound only), or a caller waits for space. The
 	// batch stays open meanwhile; see expire and sendPartialLocked.
 	lingering bool
+	// finished is set by the batch's one finishLocked (under pw.mu).
+	finished bool
 
 	// err is set before done is closed, and read after.
 	err  error
@@ -150,35 +131,11 @@ func (b *writeBatch) fits(size, maxBytes int64) bool {
 	return len(b.msgs) == 0 || b.bytes+size <= maxBytes
 }
 
-// slotWaiter is a caller in line for a partition. Its bytes ticket is
-// granted by the writer-wide budget in FIFO order, but grants and the
-// moments callers get the partition's mutex back may come in any order, so
-// the line itself (pending) decides who goes next: only its head may add a
-// message, and turn is closed when the waiter becomes the head. Only the
-// head asks for a slot.
-type slotWaiter struct {
-	bytes *writerbuf.Ticket // nil without MaxBufferedBytes
-	slot  *writerbuf.Ticket // the head's request for a slot, while it waits
-	turn  chan struct{}
-}
-
-// addMode says what a partition writer does with a message that has no
-// room now.
-type addMode int
-
-const (
-	addNoWait    addMode = iota // return errWouldBlock
-	addWait                     // wait in line
-	addOverdraft                // take the space beyond the bounds (see addOverdraftLocked)
-)
-
 // add accepts m into the partition: it takes the message's bytes from the
 // writer-wide budget, and puts the message into the batch being filled or
 // into a new batch, which needs a slot. It returns the batch that received
 // m.
 func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode addMode) (*writeBatch, error) {
-	bytes := pw.w.state().bytes
-
 	pw.mu.Lock()
 	if pw.closed {
 		pw.mu.Unlock()
@@ -199,16 +156,9 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode
 	// reserved now, in that same order; a slot is only asked for by the
 	// head of the line, and only when no open batch can take its message,
 	// so that one freed slot lets a whole batch of waiters in, not one.
-	sw := &slotWaiter{turn: make(chan struct{})}
-	if bytes != nil {
-		sw.bytes = bytes.Reserve(size)
-	}
-	pw.pending = append(pw.pending, sw)
-	if len(pw.pending) == 1 {
-		close(sw.turn)
-	}
+	wt := pw.adm.join(size)
 	pw.mu.Unlock()
-	if sw.bytes != nil && pw.w.state().returning.Load() == 0 {
+	if wt.bytes != nil && pw.w.state().returning.Load() == 0 {
 		// No batch will give bytes back by itself: what is taken sits in
 		// partial batches, which only their sending gives back.
 		pw.w.sendPartials()
@@ -216,7 +166,7 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode
 
 	s := pw.w.state().stats
 	start := time.Now()
-	b, err := pw.addInLine(ctx, sw, m, size)
+	b, err := pw.addInLine(ctx, wt, m, size)
 	s.bufferWaits.add(1)
 	s.bufferWaitTime.observeSince(start)
 	return b, err
@@ -226,32 +176,22 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode
 // wait (or overdrafts, in addOverdraft mode) and returns its batch, or
 // returns nil, having taken nothing, when m would have to wait.
 func (pw *partitionWriter) tryAddLocked(m *Message, size int64, mode addMode) *writeBatch {
-	bytes := pw.w.state().bytes
-	if pw.slots == nil && bytes == nil {
+	if !pw.adm.bounded() {
 		return pw.appendLocked(m, size, false)
 	}
 	if mode == addOverdraft {
 		return pw.addOverdraftLocked(m, size)
 	}
-	maxBytes := pw.w.batchBytes()
-	if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
+	if pw.cur != nil && !pw.cur.fits(size, pw.w.batchBytes()) {
 		// Full for this message: send it on now rather than at its timeout,
 		// whether or not the message then has to wait.
 		pw.closeCurrentLocked()
 	}
-	// Nobody in line: go straight in if the space is there.
-	if len(pw.pending) == 0 && (bytes == nil || bytes.TryAcquire(size)) {
-		switch {
-		case pw.slots == nil || (pw.cur != nil && pw.cur.fits(size, maxBytes)):
-			return pw.appendLocked(m, size, false)
-		case pw.slots.TryAcquire(1):
-			return pw.appendLocked(m, size, true)
-		}
-		if bytes != nil {
-			bytes.Release(size)
-		}
+	slot, ok := pw.adm.tryAdmit(size, pw.cur == nil)
+	if !ok {
+		return nil
 	}
-	return nil
+	return pw.appendLocked(m, size, slot)
 }
 
 // addRun accepts, under one hold of pw.mu, the messages of g from g.next on
@@ -303,25 +243,19 @@ func (pw *partitionWriter) addRun(msgs []Message, g *partitionGroup, batches map
 // Writer is back under them. docs/backpressure.md derives the resulting
 // bound.
 func (pw *partitionWriter) addOverdraftLocked(m *Message, size int64) *writeBatch {
-	if bytes := pw.w.state().bytes; bytes != nil {
-		bytes.Force(size)
-	}
 	if pw.cur != nil && !pw.cur.fits(size, pw.w.batchBytes()) {
 		pw.closeCurrentLocked()
 	}
-	withSlot := false
-	if pw.slots != nil && pw.cur == nil {
-		pw.slots.Force(1)
-		withSlot = true
-	}
+	withSlot := pw.adm.slots != nil && pw.cur == nil
+	pw.adm.force(size, withSlot)
 	return pw.appendLocked(m, size, withSlot)
 }
 
-// addInLine waits for sw's bytes and turn, then adds m as the head of the
+// addInLine waits for wt's bytes and turn, then adds m as the head of the
 // line, waiting for a slot when it must open a batch.
-func (pw *partitionWriter) addInLine(ctx context.Context, sw *slotWaiter, m *Message, size int64) (*writeBatch, error) {
+func (pw *partitionWriter) addInLine(ctx context.Context, wt *admissionWaiter, m *Message, size int64) (*writeBatch, error) {
 	maxBytes := pw.w.batchBytes()
-	err := sw.wait(ctx)
+	err := wt.wait(ctx)
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	for err == nil {
@@ -332,25 +266,17 @@ func (pw *partitionWriter) addInLine(ctx context.Context, sw *slotWaiter, m *Mes
 		if pw.cur != nil && !pw.cur.fits(size, maxBytes) {
 			pw.closeCurrentLocked()
 		}
-		if pw.slots == nil || pw.cur != nil {
+		if pw.adm.slots == nil || pw.cur != nil {
 			// An open batch takes m (only the head adds, so one opened
 			// while we waited for a slot is ours to join).
-			if sw.slot != nil {
-				sw.slot.Cancel()
-				sw.slot = nil
-			}
-			pw.leaveLine(sw)
+			pw.adm.admitted(wt, false)
 			return pw.appendLocked(m, size, false), nil
 		}
-		if sw.slot == nil {
-			sw.slot = pw.slots.Reserve(1)
-		}
-		if sw.slot.Granted() {
-			sw.slot = nil // the new batch holds it now
-			pw.leaveLine(sw)
+		t := pw.adm.slotTicket(wt)
+		if t.Granted() {
+			pw.adm.admitted(wt, true) // the new batch holds the slot
 			return pw.appendLocked(m, size, true), nil
 		}
-		t := sw.slot
 		pw.mu.Unlock()
 		err = t.Wait(ctx)
 		pw.mu.Lock()
@@ -358,55 +284,8 @@ func (pw *partitionWriter) addInLine(ctx context.Context, sw *slotWaiter, m *Mes
 			err = io.ErrClosedPipe
 		}
 	}
-	// Give back whatever was granted.
-	pw.leaveLine(sw)
-	if sw.bytes != nil {
-		sw.bytes.Cancel()
-	}
-	if sw.slot != nil {
-		sw.slot.Cancel()
-	}
+	pw.adm.abandon(wt)
 	return nil, err
-}
-
-// wait waits for the waiter's bytes and then for its turn.
-func (sw *slotWaiter) wait(ctx context.Context) error {
-	if sw.bytes != nil {
-		if err := sw.bytes.Wait(ctx); err != nil {
-			if errors.Is(err, writerbuf.ErrClosed) {
-				return io.ErrClosedPipe
-			}
-			return err
-		}
-	}
-	select {
-	case <-sw.turn:
-		return nil
-	default:
-	}
-	select {
-	case <-sw.turn:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// leaveLine removes sw from the line, and lets the next one go if sw was
-// at its head.
-func (pw *partitionWriter) leaveLine(sw *slotWaiter) {
-	for i, x := range pw.pending {
-		if x != sw {
-			continue
-		}
-		copy(pw.pending[i:], pw.pending[i+1:])
-		pw.pending[len(pw.pending)-1] = nil
-		pw.pending = pw.pending[:len(pw.pending)-1]
-		if i == 0 && len(pw.pending) > 0 {
-			close(pw.pending[0].turn)
-		}
-		return
-	}
 }
 
 // appendLocked adds m to the batch being filled, first closing it if m does
@@ -440,22 +319,6 @@ func (pw *partitionWriter) appendLocked(m *Message, size int64, withSlot bool) *
 		b.timer = time.AfterFunc(pw.w.batchTimeout(), func() { pw.expire(b) })
 	}
 	return b
-}
-
-// partialsWanted says whether partial batches should be sent now: a caller
-// waits for writer-wide bytes, and no batch holding bytes is on its way
-// back (queued, being sent, or waiting for its Completion), so only sending
-// partial batches can give bytes back. While some are on their way, the
-// partial batches keep filling: sending them early would only make batches
-// smaller. The conditions are checked at every event that can make both
-// true (a caller starts waiting, a batch gives its bytes back, a message
-// lands in a batch), so a caller never waits for BatchTimeout while the
-// broker idles. (A caller waiting for a partition's slot needs no such
-// help: the head of the line asks for a slot only when no open batch can
-// take its message, and the ones behind it join the batch it opens.)
-func (w *Writer) partialsWanted() bool {
-	st := w.state()
-	return st.bytes != nil && st.bytes.HasWaiters() && st.returning.Load() == 0
 }
 
 // sendPartialLocked makes the batch being filled sendable now (see
@@ -534,7 +397,7 @@ func (pw *partitionWriter) expire(b *writeBatch) {
 	if pw.cur != b {
 		return
 	}
-	if pw.sending != nil && (pw.slots != nil || pw.w.state().bytes != nil) {
+	if pw.sending != nil && pw.adm.bounded() {
 		b.lingering = true
 		return
 	}
@@ -593,400 +456,34 @@ func (pw *partitionWriter) close() {
 	}
 	pw.signal()
 	pw.mu.Unlock()
-	if pw.slots != nil {
-		pw.slots.Close()
+	pw.adm.close()
+}
+
+// finishLocked ends the life of b, once its outcome is known and its
+// Completion call (if any) has returned: it gives back b's slot and bytes,
+// and wakes the synchronous callers waiting for b. Whoever finishes a batch
+// (the sending loop without a Completion, the Completion goroutine with
+// one) calls this, in the same hold of pw.mu that takes the batch out of
+// its place, so that a freed slot never lets a new batch in while the old
+// one still shows in a place. A batch is finished exactly once: a second
+// call would give its budget back twice, and panics.
+//
+// It reports whether partial batches should be sent now (partialsWanted);
+// the caller then calls Writer.sendPartials once pw.mu is released, since
+// that takes every partition's lock.
+func (pw *partitionWriter) finishLocked(b *writeBatch) (sendPartials bool) {
+	if b.finished {
+		panic("kafka: writer batch finished twice")
 	}
-}
-
-// run is the sending loop.
-func (pw *partitionWriter) run() {
-	defer pw.w.inflight.Done()
-	for {
-		pw.mu.Lock()
-		for pw.sending == nil && !pw.closed {
-			pw.mu.Unlock()
-			<-pw.wake
-			pw.mu.Lock()
-		}
-		b := pw.sending
-		pw.mu.Unlock()
-		if b == nil {
-			break // closed and drained
-		}
-		pw.send(b)
-	}
-	if pw.completions != nil {
-		pw.completions.close()
-	}
-}
-
-// complete runs the Completion calls, in batch order, beside the sending
-// loop. Its goroutine is registered as a completer so that WriteMessages
-// calls made from Completion are recognized (see addOverdraftLocked).
-func (pw *partitionWriter) complete() {
-	defer pw.w.inflight.Done()
-	st := pw.w.state()
-	id := goid.ID()
-	st.completers.add(id)
-	defer st.completers.remove(id)
-	for {
-		b := pw.completions.get()
-		if b == nil {
-			return
-		}
-		pw.w.Completion(b.msgs, b.err)
-		pw.release(b)
-		b.finish()
-	}
-}
-
-// completers is the set of goroutines running a Writer's Completion calls
-// beside the sending loops.
-type completers struct {
-	mu  sync.Mutex
-	ids map[uint64]struct{}
-}
-
-func (c *completers) add(id uint64) {
-	if id == 0 {
-		return // unknown: such a goroutine's calls wait like anyone's
-	}
-	c.mu.Lock()
-	if c.ids == nil {
-		c.ids = make(map[uint64]struct{})
-	}
-	c.ids[id] = struct{}{}
-	c.mu.Unlock()
-}
-
-func (c *completers) remove(id uint64) {
-	c.mu.Lock()
-	delete(c.ids, id)
-	c.mu.Unlock()
-}
-
-// current reports whether the calling goroutine is one of the set. It only
-// reads the goroutine's id (about a microsecond) when the set is not empty.
-func (c *completers) current() bool {
-	c.mu.Lock()
-	n := len(c.ids)
-	c.mu.Unlock()
-	if n == 0 {
-		return false
-	}
-	id := goid.ID()
-	c.mu.Lock()
-	_, ok := c.ids[id]
-	c.mu.Unlock()
-	return ok
-}
-
-// completionQueue hands sent batches to the goroutine that runs Completion.
-// Its length needs no bound of its own: every batch in it still holds its
-// slot and bytes, so the partition's budget bounds it.
-type completionQueue struct {
-	mu     sync.Mutex
-	q      batchQueue
-	closed bool
-	wake   chan struct{}
-}
-
-func newCompletionQueue() *completionQueue {
-	return &completionQueue{wake: make(chan struct{}, 1)}
-}
-
-func (c *completionQueue) put(b *writeBatch) {
-	c.mu.Lock()
-	c.q.push(b)
-	c.mu.Unlock()
-	c.signal()
-}
-
-func (c *completionQueue) close() {
-	c.mu.Lock()
-	c.closed = true
-	c.mu.Unlock()
-	c.signal()
-}
-
-func (c *completionQueue) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// get returns the next batch, or nil once closed and drained.
-func (c *completionQueue) get() *writeBatch {
-	for {
-		c.mu.Lock()
-		b := c.q.pop()
-		closed := c.closed
-		c.mu.Unlock()
-		if b != nil || closed {
-			return b
-		}
-		<-c.wake
-	}
-}
-
-func (b *writeBatch) finish() {
+	b.finished = true
+	w := pw.w
+	st := w.state()
+	// The gauges drop first, so that they never show less than is held.
+	st.stats.bufferedBytes.Add(-b.bytes)
+	st.stats.bufferedBatches.Add(-1)
+	st.returning.Add(-b.bytes)
+	pw.adm.giveBack(b.bytes, b.slot)
 	b.msgs = nil // the batch may stay referenced; its messages need not
 	close(b.done)
+	return w.partialsWanted()
 }
-
-// release gives back the budget of a batch whose Completion returned,
-// gauges first, so that they never show less than what the budgets hold.
-func (pw *partitionWriter) release(b *writeBatch) {
-	s := pw.w.state().stats
-	s.bufferedBytes.Add(-b.bytes)
-	s.bufferedBatches.Add(-1)
-	pw.completing.Add(-1)
-	if b.slot {
-		pw.slots.Release(1)
-	}
-	pw.releaseBytes(b)
-}
-
-// releaseBytes gives b's bytes back to the writer-wide budget, and sends
-// partial batches if a caller waits for bytes that only they hold.
-func (pw *partitionWriter) releaseBytes(b *writeBatch) {
-	st := pw.w.state()
-	st.returning.Add(-b.bytes)
-	if st.bytes != nil {
-		st.bytes.Release(b.bytes)
-		if pw.w.partialsWanted() {
-			pw.w.sendPartials()
-		}
-	}
-}
-
-func (pw *partitionWriter) send(b *writeBatch) {
-	w := pw.w
-	s := w.state().stats
-	s.batchTime.observeSince(b.opened)
-	s.batchSize.observe(int64(len(b.msgs)))
-	s.batchBytes.observe(b.bytes)
-
-	res, err := pw.produceWithRetries(b)
-	if res != nil {
-		for i := range b.msgs {
-			m := &b.msgs[i]
-			m.Topic = pw.key.topic
-			m.Partition = int(pw.key.partition)
-			m.Offset = res.baseOffset + int64(i)
-			if res.baseOffset < 0 {
-				m.Offset = -1 // a duplicate the broker did not place
-			}
-			if m.Time.IsZero() {
-				m.Time = res.logAppendTime
-			}
-		}
-	}
-	b.err = err
-
-	completion := w.Completion
-	if completion == nil {
-		// Nothing else holds the batch: its space is free before anyone
-		// (a synchronous caller, Flush) hears about the outcome. The
-		// gauges drop first, so that they never show less than is held.
-		s.bufferedBytes.Add(-b.bytes)
-		s.bufferedBatches.Add(-1)
-	}
-	// Refilling the sending place in the same step as the slot changes
-	// hands (given back, or kept by the batch now waiting for Completion)
-	// keeps the partition's batches within N+2 at every instant, and
-	// "queue not empty implies a batch is being sent" true at all times.
-	pw.mu.Lock()
-	if completion == nil {
-		if b.slot {
-			pw.slots.Release(1)
-		}
-	} else {
-		pw.completing.Add(1)
-	}
-	pw.ackedLocked(b.seq)
-	pw.sending = pw.queue.pop()
-	if pw.sending == nil && pw.cur != nil && (pw.cur.lingering || pw.w.partialsWanted()) {
-		pw.closeCurrentLocked() // straight to sending
-	}
-	pw.mu.Unlock()
-
-	if completion != nil {
-		pw.completions.put(b)
-	} else {
-		pw.releaseBytes(b)
-		pw.reportDropped(b, err)
-		b.finish()
-	}
-}
-
-type produceResult struct {
-	err           error
-	baseOffset    int64
-	logAppendTime time.Time
-	throttle      time.Duration
-}
-
-func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, error) {
-	w := pw.w
-	s := w.state().stats
-	key := pw.key
-	var res *produceResult
-	var err error
-	for attempt, max := 0, w.maxAttempts(); attempt < max; attempt++ {
-		if attempt > 0 {
-			s.retries.add(1)
-			delay := writerBackoff(attempt, w.writeBackoffMin(), w.writeBackoffMax())
-			w.logf("backing off %s writing %d messages to %s (partition: %d)", delay, len(b.msgs), key.topic, key.partition)
-			time.Sleep(delay)
-		}
-		w.logf("writing %d messages to %s (partition: %d)", len(b.msgs), key.topic, key.partition)
-
-		start := time.Now()
-		res, err = pw.produce(b)
-		s.writes.add(1)
-		s.messages.add(int64(len(b.msgs)))
-		s.bytes.add(b.bytes)
-		s.writeTime.observeSince(start)
-		if res != nil {
-			err = res.err
-			s.waitTime.observe(int64(res.throttle))
-		}
-		if pw.idem != nil {
-			err = pw.idem.settle(res, err)
-		}
-		if err == nil {
-			break
-		}
-		s.errors.add(1)
-		w.errorf("error writing messages to %s (partition %d, attempt %d): %s", key.topic, key.partition, attempt, err)
-		if !writerRetriable(err) {
-			break
-		}
-		if leadershipChanged(err) {
-			w.state().meta.invalidate(key.topic)
-		}
-	}
-	var retry idemRetry
-	if errors.As(err, &retry) {
-		// MaxAttempts ran out just as the partition restarted its
-		// sequence numbers: the batch was refused and never appended, so
-		// the broker's refusal is the outcome, as for any other batch
-		// that used up its attempts.
-		err = retry.cause
-	}
-	pw.idem.finish(b, err)
-	return res, err
-}
-
-// writerRetriable says whether sending the same batch again may succeed.
-func writerRetriable(err error) bool {
-	return isTemporary(err) || isTransientNetworkError(err) || errors.Is(err, protocol.ErrNoLeader)
-}
-
-func leadershipChanged(err error) bool {
-	return errors.Is(err, NotLeaderForPartition) ||
-		errors.Is(err, LeaderNotAvailable) ||
-		errors.Is(err, UnknownTopicOrPartition) ||
-		errors.Is(err, protocol.ErrNoLeader)
-}
-
-// produce sends b once. With RequireNone the broker does not answer, and
-// the result is nil (the messages then get no offsets, as before).
-func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
-	w := pw.w
-	timeout := w.writeTimeout()
-	records, err := pw.records(b)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-
-	req := &produceAPI.Request{
-		Acks: int16(w.RequiredAcks),
-		// Half of our own deadline, so that the broker's answer to a
-		// timed-out request still reaches us before we give up on it.
-		Timeout: int32(timeout / 2 / time.Millisecond),
-		Topics: []produceAPI.RequestTopic{{
-			Topic: pw.key.topic,
-			Partitions: []produceAPI.RequestPartition{{
-				Partition: pw.key.partition,
-				RecordSet: protocol.RecordSet{
-					Attributes: protocol.Attributes(w.Compression) & 7,
-					Records:    records,
-				},
-			}},
-		}},
-	}
-	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
-	if err != nil {
-		return nil, err
-	}
-	if w.RequiredAcks == RequireNone {
-		return nil, nil
-	}
-	r, ok := m.(*produceAPI.Response)
-	if !ok {
-		return nil, fmt.Errorf("kafka.(*Writer): unexpected response of type %T to a produce request", m)
-	}
-	for i := range r.Topics {
-		t := &r.Topics[i]
-		if t.Topic != pw.key.topic {
-			continue
-		}
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			if p.Partition != pw.key.partition {
-				continue
-			}
-			return &produceResult{
-				err:           makeError(p.ErrorCode, p.ErrorMessage),
-				baseOffset:    p.BaseOffset,
-				logAppendTime: makeTime(p.LogAppendTime),
-				throttle:      makeDuration(r.ThrottleTimeMs),
-			}, nil
-		}
-	}
-	return nil, protocol.NewErrNoPartition(pw.key.topic, pw.key.partition)
-}
-
-// batchRecords presents a batch's messages as records. The key and value
-// readers are reused from record to record: the encoder consumes a record
-// before asking for the next one.
-type batchRecords struct {
-	msgs       []Message
-	next       int
-	rec        protocol.Record
-	key, value recordBytes
-	// size is the batch's accounted bytes (writeBatch.bytes), about what
-	// its records take encoded; 0 when unknown.
-	size int64
-}
-
-// SizeHint lets the record batch encoder allocate its buffer once.
-func (r *batchRecords) SizeHint() int { return int(r.size) }
-
-func (r *batchRecords) ReadRecord() (*protocol.Record, error) {
-	if r.next >= len(r.msgs) {
-		return nil, io.EOF
-	}
-	m := &r.msgs[r.next]
-	r.next++
-	r.rec = protocol.Record{Time: m.Time, Headers: m.Headers}
-	if m.Key != nil {
-		r.key.Reset(m.Key)
-		r.rec.Key = &r.key
-	}
-	if m.Value != nil {
-		r.value.Reset(m.Value)
-		r.rec.Value = &r.value
-	}
-	return &r.rec, nil
-}
-
-// recordBytes is a reusable protocol.Bytes over a byte slice.
-type recordBytes struct{ bytes.Reader }
-
-func (*recordBytes) Close() error { return nil }

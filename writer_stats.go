@@ -159,37 +159,3 @@ func (s *writerSummary) durations() DurationStats {
 		Sum:   time.Duration(sum),
 	}
 }
-
-// Stats returns the writer's statistics since the previous call (or since
-// the writer was created), for periodic reporting. It never waits for
-// buffer space or for the network.
-func (w *Writer) Stats() WriterStats {
-	s := w.state().stats
-	var out WriterStats
-
-	// Configuration.
-	out.Topic = w.Topic
-	out.Async = w.Async
-	out.RequiredAcks = int64(w.RequiredAcks)
-	out.MaxAttempts = int64(w.maxAttempts())
-	out.MaxBatchSize = int64(w.batchSize())
-	out.WriteBackoffMin, out.WriteBackoffMax = w.writeBackoffMin(), w.writeBackoffMax()
-	out.BatchTimeout = w.batchTimeout()
-	out.ReadTimeout, out.WriteTimeout = w.readTimeout(), w.writeTimeout()
-	out.MaxBufferedBatches = int64(writerDefault(w.MaxBufferedBatches, 0))
-	out.MaxBufferedBytes = writerDefault(w.MaxBufferedBytes, 0)
-
-	// Counters and summaries, reset by this call.
-	out.Dials, out.DialTime = s.dials.take(), s.dialTime.durations()
-	out.Writes, out.Messages, out.Bytes = s.writes.take(), s.messages.take(), s.bytes.take()
-	out.Errors, out.Retries = s.errors.take(), s.retries.take()
-	out.BatchTime, out.BatchQueueTime = s.batchTime.durations(), s.batchQueueTime.durations()
-	out.WriteTime, out.WaitTime = s.writeTime.durations(), s.waitTime.durations()
-	out.BatchSize, out.BatchBytes = s.batchSize.summary(), s.batchBytes.summary()
-	out.BufferWaits, out.BufferWaitTime = s.bufferWaits.take(), s.bufferWaitTime.durations()
-
-	// Gauges.
-	out.BufferedBatches = s.bufferedBatches.Load()
-	out.BufferedBytes = s.bufferedBytes.Load()
-	return out
-}

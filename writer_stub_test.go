@@ -340,7 +340,7 @@ func slotWaiters(w *Writer, tp topicPartition) int {
 	}
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
-	return len(pw.pending)
+	return len(pw.adm.line)
 }
 
 func byteWaiters(w *Writer) int {
