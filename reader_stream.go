@@ -45,7 +45,7 @@ func (f *streamedFetch) streamOptions() (context.Context, time.Duration) {
 
 func (f *streamedFetch) readStream(body *responseBody, version int16) (protocol.Message, error) {
 	f.headerAt = time.Now()
-	res, err := fetch.ReadResponseStream(body, version, f.each)
+	res, err := fetch.ReadResponseStream(body, body.left, version, f.each)
 	if err != nil && f.err == nil {
 		return nil, err
 	}

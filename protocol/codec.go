@@ -519,6 +519,10 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 			n = int(r.int32())
 		}
 		v.SetZero()
+		if s := r.stream; s != nil && r.err == nil {
+			s.records(r, n)
+			return
+		}
 		if n < 0 || r.err != nil {
 			return
 		}
@@ -663,7 +667,7 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 			f.c.encode(w, fv)
 		}
 	}
-	sc.decode = func(r *wireReader, v reflect.Value) {
+	decode := func(r *wireReader, v reflect.Value) {
 		for i := range fields {
 			if r.err != nil {
 				return
@@ -691,7 +695,7 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 			if r.err != nil {
 				return
 			}
-			if size < 0 || size > r.remaining() {
+			if size < 0 || size > r.remaining() || !r.more(size) {
 				r.fail(errWireShort)
 				return
 			}
@@ -703,16 +707,32 @@ func (c *compiler) buildStruct(sc *codec, t reflect.Type, version int16, flexibl
 				}
 				// Decode the value with the frame cut at its end, so
 				// that a value longer than its size fails instead of
-				// reading into what follows.
-				whole := r.b
-				r.b = r.b[:end]
+				// reading into what follows (or, from a stream, reading
+				// more of it: the value's bytes are all in b already).
+				whole, stream := r.b, r.stream
+				r.b, r.stream = r.b[:end], nil
 				f.c.decode(r, f.field(v))
-				r.b = whole
+				r.b, r.stream = whole, stream
 				break
 			}
 			if r.err == nil {
 				r.off = end
 			}
+		}
+	}
+	sc.decode = decode
+	if sc.hasRecords {
+		// A ResponseStream hands out the structs enclosing the records it
+		// reaches; only structs that hold records can enclose them.
+		sc.decode = func(r *wireReader, v reflect.Value) {
+			s := r.stream
+			if s == nil {
+				decode(r, v)
+				return
+			}
+			s.path = append(s.path, v)
+			decode(r, v)
+			s.path = s.path[:len(s.path)-1]
 		}
 	}
 	return nil

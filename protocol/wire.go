@@ -72,9 +72,32 @@ type wireReader struct {
 	// never written again (a frame from readFrame): record sets then keep
 	// windows on it instead of copying their batches out of it.
 	owned bool
+	// stream is set when decoding from a stream (ResponseStream): b then
+	// holds what was read so far, and more is read as decoding needs it.
+	stream *streamState
 }
 
-func (r *wireReader) remaining() int { return len(r.b) - r.off }
+func (r *wireReader) remaining() int {
+	n := len(r.b) - r.off
+	if r.stream != nil {
+		n += r.stream.left
+	}
+	return n
+}
+
+// more makes sure that n more bytes are in b, reading the missing ones
+// from the stream when decoding one; it reports false (and sets err) when
+// the frame does not hold them.
+func (r *wireReader) more(n int) bool {
+	if n <= len(r.b)-r.off {
+		return true
+	}
+	if r.stream == nil || r.err != nil {
+		r.fail(errWireShort)
+		return false
+	}
+	return r.stream.fill(r, n-(len(r.b)-r.off))
+}
 
 func (r *wireReader) fail(err error) {
 	if r.err == nil {
@@ -88,8 +111,11 @@ func (r *wireReader) take(n int) []byte {
 	if r.err != nil {
 		return nil
 	}
-	if n < 0 || n > len(r.b)-r.off {
+	if n < 0 {
 		r.fail(errWireShort)
+		return nil
+	}
+	if n > len(r.b)-r.off && !r.more(n) {
 		return nil
 	}
 	if n == 0 {
@@ -144,8 +170,7 @@ func (r *wireReader) uvarint() uint32 {
 	}
 	var v uint64
 	for shift := uint(0); ; shift += 7 {
-		if r.off >= len(r.b) {
-			r.fail(errWireShort)
+		if r.off >= len(r.b) && !r.more(1) {
 			return 0
 		}
 		c := r.b[r.off]

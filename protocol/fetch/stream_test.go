@@ -36,7 +36,7 @@ func kvString(b protocol.Bytes) string {
 func readStreamed(body []byte, v int16) (*fetch.Response, []streamedKV, error) {
 	var got []streamedKV
 	src := bufio.NewReaderSize(bytes.NewReader(body), 16)
-	res, err := fetch.ReadResponseStream(src, v, func(topic string, p *fetch.ResponsePartition, bs *protocol.BatchStream) error {
+	res, err := fetch.ReadResponseStream(src, len(body), v, func(topic string, p *fetch.ResponsePartition, bs *protocol.BatchStream) error {
 		for {
 			b, err := bs.Next()
 			if errors.Is(err, io.EOF) {
@@ -167,7 +167,7 @@ func TestReadResponseStreamCallbackError(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	calls := 0
-	_, err := fetch.ReadResponseStream(bufio.NewReader(bytes.NewReader(buf.Bytes()[8:])), 11,
+	_, err := fetch.ReadResponseStream(bufio.NewReader(bytes.NewReader(buf.Bytes()[8:])), buf.Len()-8, 11,
 		func(string, *fetch.ResponsePartition, *protocol.BatchStream) error { calls++; return stop })
 	if !errors.Is(err, stop) || calls != 1 {
 		t.Fatalf("err %v after %d calls", err, calls)
@@ -194,4 +194,113 @@ func FuzzFetchResponseStream(f *testing.F) {
 			t.Fatalf("v%d:\n got %+v %v\nwant %+v %v", version, got, gotKV, want, wantKV)
 		}
 	})
+}
+
+// The pull form: each partition comes with the fields before its records
+// decoded; v12's tagged fields, which follow the records on the wire, are
+// set once the caller moves on. Records the caller left are skipped.
+func TestResponseStreamPull(t *testing.T) {
+	var buf bytes.Buffer
+	if err := protocol.WriteResponse(&buf, 12, 1, sampleResponse()); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.Bytes()[8:]
+	src := bufio.NewReaderSize(bytes.NewReader(body), 16)
+	s, err := fetch.NewResponseStream(src, len(body), 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic, p, records, err := s.Next()
+	if err != nil || topic != "a" || p.Partition != 0 || p.HighWatermark != 10 || len(p.AbortedTransactions) != 1 {
+		t.Fatalf("first partition: %q %+v %v", topic, p, err)
+	}
+	if p.CurrentLeader.LeaderID != 0 {
+		t.Fatalf("a tagged field after the records is decoded before they were read: %+v", p.CurrentLeader)
+	}
+	first := p
+	b, err := records.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := b.ReadRecord(); err != nil || kvString(rec.Value) != "x" {
+		t.Fatalf("first record %v %v", rec, err)
+	}
+	// Leave "yy" and "zzz" unread.
+	topic, p, records, err = s.Next()
+	if err != nil || topic != "a" || p.Partition != 1 || p.ErrorCode != 6 || records != nil {
+		t.Fatalf("second partition, with an error and null records: %q %+v %v %v", topic, p, records, err)
+	}
+	if first.CurrentLeader != (fetch.ResponseLeader{LeaderID: 2, LeaderEpoch: 7}) {
+		t.Fatalf("the first partition's tagged field once past it: %+v", first.CurrentLeader)
+	}
+	topic, p, records, err = s.Next()
+	if err != nil || topic != "b" || p.Partition != 2 {
+		t.Fatalf("third partition: %q %+v %v", topic, p, err)
+	}
+	var vals []string
+	for b, err := records.Next(); err == nil; b, err = records.Next() {
+		for rec, err := b.ReadRecord(); err == nil; rec, err = b.ReadRecord() {
+			vals = append(vals, kvString(rec.Value))
+		}
+	}
+	if fmt.Sprint(vals) != "[p q]" {
+		t.Fatalf("records of b/2: %v", vals)
+	}
+	if _, _, _, err := s.Next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("end: %v", err)
+	}
+	if rest, _ := io.ReadAll(src); len(rest) != 0 {
+		t.Fatalf("%d bytes left after the response", len(rest))
+	}
+	res := s.Response()
+	if len(res.Topics) != 2 || res.Topics[1].Partitions[0].SnapshotID != (fetch.ResponseSnapshotID{EndOffset: 5, Epoch: 1}) || res.SessionID != 9 {
+		t.Fatalf("response %+v", res)
+	}
+	if res.Topics[0].Partitions[0].RecordSet.Records != nil {
+		t.Fatal("the response holds records")
+	}
+}
+
+// A stream cut anywhere ends with io.ErrUnexpectedEOF (never io.EOF, which
+// would read as a complete response), and Close stops it at any point.
+func TestResponseStreamCutAndClose(t *testing.T) {
+	var buf bytes.Buffer
+	if err := protocol.WriteResponse(&buf, 12, 1, sampleResponse()); err != nil {
+		t.Fatal(err)
+	}
+	body := buf.Bytes()[8:]
+	for cut := 0; cut < len(body); cut++ {
+		s, err := fetch.NewResponseStream(bufio.NewReader(bytes.NewReader(body[:cut])), len(body), 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last error
+		for {
+			_, _, records, err := s.Next()
+			if err != nil {
+				last = err
+				break
+			}
+			for records != nil {
+				if _, err := records.Next(); err != nil {
+					break
+				}
+			}
+		}
+		if !errors.Is(last, io.ErrUnexpectedEOF) {
+			t.Fatalf("cut at %d: %v", cut, last)
+		}
+	}
+	s, err := fetch.NewResponseStream(bufio.NewReader(bytes.NewReader(body)), len(body), 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s.Close()
+	if _, _, _, err := s.Next(); err == nil || errors.Is(err, io.EOF) {
+		t.Fatalf("Next after Close: %v", err)
+	}
 }
