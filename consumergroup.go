@@ -122,6 +122,26 @@ type ConsumerGroupConfig struct {
 	// Default: 5s
 	Timeout time.Duration
 
+	// GroupInstanceID, when set, makes this member a static member of the
+	// group (KIP-345, Kafka 2.3 or later): the coordinator knows it by this
+	// ID rather than by the member ID it hands out, so a program that
+	// restarts with the same GroupInstanceID within SessionTimeout gets its
+	// partitions back without a rebalance, and the other members keep
+	// reading. A static member therefore does not leave the group on
+	// Close: its partitions wait for it until SessionTimeout passes (set
+	// it to cover a restart).
+	//
+	// Each member needs an ID of its own that stays the same across
+	// restarts, such as a host or pod name. When a second process joins
+	// with the ID of a running one, the coordinator fences the first:
+	// its Next returns an error that matches FencedInstanceID, and the
+	// group stops (it does not join again, which would fence the other
+	// in turn).
+	//
+	// Up to 249 characters among a-z, A-Z, 0-9, '.', '_' and '-'. Default:
+	// empty, a dynamic member.
+	GroupInstanceID string
+
 	// transport, when set, is used instead of a transport of the group's own;
 	// a Reader shares its transport with its group this way.
 	transport RoundTripper
@@ -180,7 +200,25 @@ func (config *ConsumerGroupConfig) Validate() error {
 	default:
 		return fmt.Errorf("StartOffset is not valid %d", config.StartOffset)
 	}
+	if err := validateGroupInstanceID(config.GroupInstanceID); err != nil {
+		return err
+	}
 	cgDefaultDuration(&config.Timeout, groupDefaultTimeout)
+	return nil
+}
+
+// validateGroupInstanceID applies the rules Kafka has for instance IDs
+// (those of topic names), so that a bad one is reported here rather than
+// by the coordinator on every join.
+func validateGroupInstanceID(id string) error {
+	if len(id) > 249 {
+		return fmt.Errorf("GroupInstanceID is %d characters long, more than the 249 Kafka allows", len(id))
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("GroupInstanceID %q has the character %q: only a-z, A-Z, 0-9, '.', '_' and '-' are allowed", id, c)
+		}
+	}
 	return nil
 }
 
@@ -219,6 +257,7 @@ func NewConsumerGroup(config ConsumerGroupConfig) (*ConsumerGroup, error) {
 		next:   make(chan *Generation),
 		errs:   make(chan error),
 		done:   make(chan struct{}),
+		failed: make(chan struct{}),
 		ctx:    ctx,
 		cancel: cancel,
 	}
@@ -251,6 +290,15 @@ type ConsumerGroup struct {
 	next chan *Generation
 	errs chan error
 
+	// failed is closed, with fatal set, when the member cannot go on (see
+	// fatalGroupError); Next returns fatal from then on.
+	failed chan struct{}
+	fatal  error
+
+	// staticChecked is set, by the group's goroutine, once the brokers
+	// are known to support static membership.
+	staticChecked bool
+
 	closeOnce      sync.Once
 	wg             sync.WaitGroup
 	done           chan struct{}
@@ -275,19 +323,45 @@ func (cg *ConsumerGroup) Close() error {
 
 // Next waits for the next generation of the group. A new generation is only
 // returned once the previous one has ended. Errors met while joining are
-// returned here; after Close, Next returns ErrGroupClosed.
+// returned here; after Close, Next returns ErrGroupClosed. An error after
+// which the member cannot go on (another process took its GroupInstanceID)
+// stops the group, and Next returns it from then on.
 func (cg *ConsumerGroup) Next(ctx context.Context) (*Generation, error) {
 	var gen *Generation
 	var err error
 	select {
 	case gen = <-cg.next:
 	case err = <-cg.errs:
+	case <-cg.failed:
+		err = cg.fatal
 	case <-cg.done:
 		err = ErrGroupClosed
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
 	return gen, err
+}
+
+// fatalGroupError is an error after which the member must not join again:
+// its GroupInstanceID belongs to another process now, and joining would
+// fence that one in turn.
+type fatalGroupError struct{ err error }
+
+func (e *fatalGroupError) Error() string { return e.err.Error() }
+func (e *fatalGroupError) Unwrap() error { return e.err }
+
+// asFatal returns the fatal form of err when err is one, and nil
+// otherwise.
+func (cg *ConsumerGroup) asFatal(err error) error {
+	var fatal *fatalGroupError
+	switch {
+	case errors.As(err, &fatal):
+		return fatal
+	case errors.Is(err, FencedInstanceID):
+		return &fatalGroupError{fmt.Errorf("kafka: member of group %s with GroupInstanceID %q was fenced: another member joined with the same GroupInstanceID (%w)",
+			cg.config.ID, cg.config.GroupInstanceID, err)}
+	}
+	return nil
 }
 
 // run joins generation after generation until the group is closed. Only
@@ -301,6 +375,12 @@ func (cg *ConsumerGroup) run() {
 		switch {
 		case err == nil:
 			continue
+		case cg.asFatal(err) != nil:
+			// No LeaveGroup: the member ID is no longer ours to leave with.
+			cg.fatal = cg.asFatal(err)
+			cg.withErrorLogger(func(l Logger) { l.Printf("%v", cg.fatal) })
+			close(cg.failed)
+			return
 		case errors.Is(err, ErrGroupClosed) || cg.isClosed():
 			cg.leaveGroup(memberID)
 			return
@@ -349,7 +429,13 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 	})
 
 	var plan GroupMemberAssignments
-	if join.LeaderID == memberID {
+	if join.LeaderID == memberID && join.SkipAssignment {
+		// A static leader that came back (KIP-814): the group kept its
+		// assignment, which SyncGroup returns; a new plan would be ignored.
+		cg.withLogger(func(l Logger) {
+			l.Printf("leader of group %s is back as member %s: the assignment stays as it was", cg.config.ID, memberID)
+		})
+	} else if join.LeaderID == memberID {
 		if plan, err = cg.assignTopicPartitions(join); err != nil {
 			cg.withErrorLogger(func(l Logger) { l.Printf("failed to assign partitions of group %s: %v", cg.config.ID, err) })
 			return memberID, err
@@ -390,7 +476,7 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 		if cg.isClosed() {
 			return memberID, ErrGroupClosed
 		}
-		return memberID, nil
+		return memberID, gen.fatalErr()
 	}
 }
 
@@ -403,6 +489,7 @@ func (cg *ConsumerGroup) newGeneration(id int32, memberID string, assignments ma
 		cg:              cg,
 		ended:           make(chan struct{}),
 		allReturned:     make(chan struct{}),
+		instanceID:      cg.config.GroupInstanceID,
 		retentionMillis: cg.config.RetentionTime.Milliseconds(),
 		log:             cg.withLogger,
 		logError:        cg.withErrorLogger,
@@ -439,7 +526,11 @@ func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response
 		GroupID:            cg.config.ID,
 		SessionTimeoutMS:   int32(cg.config.SessionTimeout / time.Millisecond),
 		RebalanceTimeoutMS: int32(cg.config.RebalanceTimeout / time.Millisecond),
+		GroupInstanceID:    cg.config.GroupInstanceID,
 		ProtocolType:       groupProtocolType,
+	}
+	if err := cg.checkStaticMembership(); err != nil {
+		return memberID, nil, err
 	}
 	for _, b := range cg.config.GroupBalancers {
 		userData, err := b.UserData()
@@ -473,6 +564,29 @@ func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response
 		}
 		return res.MemberID, res, nil
 	}
+}
+
+// checkStaticMembership makes sure, once, that the brokers know static
+// membership (JoinGroup v5+, Kafka 2.3): an older broker would drop the
+// GroupInstanceID without a word, and the member would be a dynamic one.
+func (cg *ConsumerGroup) checkStaticMembership() error {
+	if cg.config.GroupInstanceID == "" || cg.staticChecked {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(cg.ctx, cg.config.Timeout)
+	defer cancel()
+	res, err := cg.client.ApiVersions(ctx, &ApiVersionsRequest{})
+	if err != nil {
+		return err
+	}
+	for _, k := range res.ApiKeys {
+		if k.ApiKey == int(protocol.JoinGroup) && k.MaxVersion < 5 {
+			return &fatalGroupError{fmt.Errorf("kafka: GroupInstanceID needs brokers that support static membership (JoinGroup v5, Kafka 2.3 or later); this one supports JoinGroup up to v%d: %w",
+				k.MaxVersion, UnsupportedVersion)}
+		}
+	}
+	cg.staticChecked = true
+	return nil
 }
 
 // encodeSubscription writes this member's subscription as version 0 of
@@ -645,11 +759,12 @@ func (cg *ConsumerGroup) readPartitions(topics ...string) ([]Partition, error) {
 // this member's partitions by topic.
 func (cg *ConsumerGroup) syncGroup(memberID string, join *joingroup.Response, plan GroupMemberAssignments) (map[string][]int32, error) {
 	req := &syncgroup.Request{
-		GroupID:      cg.config.ID,
-		GenerationID: join.GenerationID,
-		MemberID:     memberID,
-		ProtocolType: groupProtocolType,
-		ProtocolName: join.ProtocolName,
+		GroupID:         cg.config.ID,
+		GenerationID:    join.GenerationID,
+		MemberID:        memberID,
+		GroupInstanceID: cg.config.GroupInstanceID,
+		ProtocolType:    groupProtocolType,
+		ProtocolName:    join.ProtocolName,
 	}
 	members := make([]string, 0, len(plan))
 	for id := range plan {
@@ -748,9 +863,16 @@ func (cg *ConsumerGroup) makeAssignments(assigned map[string][]int32, offsets ma
 
 // leaveGroup tells the coordinator this member is gone, so that the others
 // rebalance at once instead of after the session timeout. It runs after
-// Close too, so it does not use cg.ctx.
+// Close too, so it does not use cg.ctx. A static member does not leave
+// (KIP-345): its partitions wait for it to come back.
 func (cg *ConsumerGroup) leaveGroup(memberID string) {
 	if memberID == "" {
+		return
+	}
+	if cg.config.GroupInstanceID != "" {
+		cg.withLogger(func(l Logger) {
+			l.Printf("static member %s (%s) of group %s does not leave the group", memberID, cg.config.GroupInstanceID, cg.config.ID)
+		})
 		return
 	}
 	cg.withLogger(func(l Logger) { l.Printf("leaving group %s, member %s", cg.config.ID, memberID) })
@@ -820,7 +942,11 @@ type Generation struct {
 	isOver      bool
 	running     int
 	allReturned chan struct{}
+	// fatal, set with mu held, is the error that ended the generation for
+	// good (see fatalGroupError).
+	fatal error
 
+	instanceID      string
 	retentionMillis int64
 	log, logError   func(func(Logger))
 }
@@ -849,6 +975,23 @@ func (g *Generation) end() {
 		g.isOver = true
 		close(g.ended)
 	}
+}
+
+// fail ends the generation with an error after which the member must not
+// join again.
+func (g *Generation) fail(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fatal == nil {
+		g.fatal = err
+	}
+	g.end()
+}
+
+func (g *Generation) fatalErr() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.fatal
 }
 
 // close ends the generation and waits for the functions of Start to return.
@@ -899,6 +1042,7 @@ func (g *Generation) CommitOffsets(offsets map[string]map[int]int64) error {
 		GroupID:         g.GroupID,
 		GenerationID:    g.ID,
 		MemberID:        g.MemberID,
+		GroupInstanceID: g.instanceID,
 		RetentionTimeMs: g.retentionMillis,
 	}
 	topics := make([]string, 0, len(offsets))
@@ -929,6 +1073,10 @@ func (g *Generation) CommitOffsets(offsets map[string]map[int]int64) error {
 	for _, t := range m.(*offsetcommit.Response).Topics {
 		for _, p := range t.Partitions {
 			if err := makeError(p.ErrorCode, ""); err != nil {
+				if fatal := g.cg.asFatal(err); fatal != nil {
+					g.fail(fatal)
+					return fatal
+				}
 				return err
 			}
 		}
@@ -961,13 +1109,18 @@ func (g *Generation) heartbeatLoop(interval time.Duration) {
 			}
 			rctx, cancel := context.WithTimeout(g.cg.ctx, g.cg.config.Timeout)
 			m, err := g.cg.client.roundTrip(rctx, nil, &heartbeat.Request{
-				GroupID:      g.GroupID,
-				GenerationID: g.ID,
-				MemberID:     g.MemberID,
+				GroupID:         g.GroupID,
+				GenerationID:    g.ID,
+				MemberID:        g.MemberID,
+				GroupInstanceID: g.instanceID,
 			})
 			cancel()
 			if err == nil {
 				err = makeError(m.(*heartbeat.Response).ErrorCode, "")
+			}
+			if fatal := g.cg.asFatal(err); fatal != nil {
+				g.fail(fatal)
+				return
 			}
 			if err != nil {
 				if !errors.Is(err, RebalanceInProgress) {

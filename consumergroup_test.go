@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/consumer"
 	"github.com/segmentio/kafka-go/protocol/heartbeat"
 	"github.com/segmentio/kafka-go/protocol/joingroup"
@@ -147,6 +148,14 @@ type stubCoordinator struct {
 	commitErr int16 // error code of committed partitions
 	committed map[int32]int64
 	left      chan string
+
+	// joinMax is the highest JoinGroup version ApiVersions reports (9 when
+	// zero); syncErr and joinErr, when set, answer SyncGroup and the
+	// JoinGroups of a known member; skipAssignment is what JoinGroup says.
+	joinMax        int16
+	syncErr        int16
+	joinErr        int16
+	skipAssignment bool
 }
 
 func (s *stubCoordinator) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Response, error) {
@@ -154,13 +163,26 @@ func (s *stubCoordinator) RoundTrip(ctx context.Context, addr net.Addr, req Requ
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, req)
 	switch r := req.(type) {
+	case *apiversions.Request:
+		max := s.joinMax
+		if max == 0 {
+			max = 9
+		}
+		return &apiversions.Response{ApiKeys: []apiversions.ApiKeyResponse{{ApiKey: int16(protocol.JoinGroup), MaxVersion: max}}}, nil
 	case *joingroup.Request:
 		s.joins++
-		if r.MemberID == "" {
+		if r.MemberID == "" && r.GroupInstanceID == "" {
 			return &joingroup.Response{ErrorCode: int16(MemberIDRequired), MemberID: "m-1"}, nil
 		}
-		res := &joingroup.Response{GenerationID: int32(s.joins), ProtocolName: r.Protocols[0].Name, LeaderID: r.MemberID, MemberID: r.MemberID}
-		res.Members = []joingroup.ResponseMember{{MemberID: r.MemberID, Metadata: r.Protocols[0].Metadata}}
+		if r.MemberID != "" && s.joinErr != 0 {
+			return &joingroup.Response{ErrorCode: s.joinErr}, nil
+		}
+		memberID := r.MemberID
+		if memberID == "" {
+			memberID = "m-1" // a static member gets its ID at once
+		}
+		res := &joingroup.Response{GenerationID: int32(s.joins), ProtocolName: r.Protocols[0].Name, LeaderID: memberID, MemberID: memberID, SkipAssignment: s.skipAssignment}
+		res.Members = []joingroup.ResponseMember{{MemberID: memberID, GroupInstanceID: r.GroupInstanceID, Metadata: r.Protocols[0].Metadata}}
 		// A second member running another client, subscribed to t only.
 		other, _ := protocol.Marshal(0, consumer.Subscription{Topics: []string{"t"}})
 		res.Members = append(res.Members, joingroup.ResponseMember{MemberID: "z-other", Metadata: other})
@@ -173,6 +195,14 @@ func (s *stubCoordinator) RoundTrip(ctx context.Context, addr net.Addr, req Requ
 		}
 		return res, nil
 	case *syncgroup.Request:
+		if s.syncErr != 0 {
+			return &syncgroup.Response{ErrorCode: s.syncErr}, nil
+		}
+		if s.skipAssignment {
+			// The assignment the group kept: partition 3.
+			b, _ := encodeAssignment(map[string][]int{"t": {3}})
+			return &syncgroup.Response{Assignments: b}, nil
+		}
 		for _, a := range r.Assignments {
 			if a.MemberID == r.MemberID {
 				return &syncgroup.Response{Assignments: a.Assignment}, nil

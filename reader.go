@@ -73,8 +73,13 @@ type Reader struct {
 
 	// Group readers only: groupDone is closed when the group loop has
 	// returned, groupErr passes its errors to a waiting FetchMessage.
-	groupDone chan struct{}
-	groupErr  chan error
+	// groupFailed is closed, with groupFatal set, when the group cannot
+	// go on (see fatalGroupError): FetchMessage and CommitMessages return
+	// groupFatal from then on.
+	groupDone   chan struct{}
+	groupErr    chan error
+	groupFailed chan struct{}
+	groupFatal  error
 
 	// workers counts the partition readers and the lag loop.
 	workers    sync.WaitGroup
@@ -204,6 +209,17 @@ type ReaderConfig struct {
 	// its starting offset is out of range, instead of retrying until it is.
 	OffsetOutOfRangeError bool
 
+	// GroupInstanceID makes the reader a static member of its group
+	// (KIP-345, Kafka 2.3 or later): restarted with the same
+	// GroupInstanceID within SessionTimeout, it gets its partitions back
+	// without a rebalance, and the other members keep reading. A static
+	// member does not leave the group on Close; its partitions wait
+	// SessionTimeout for it. Another process joining with the same ID
+	// fences this one: FetchMessage and CommitMessages then return an
+	// error matching FencedInstanceID, for good. Only with GroupID; see
+	// ConsumerGroupConfig.GroupInstanceID.
+	GroupInstanceID string
+
 	// transport, when set, replaces the transport built from Dialer (tests
 	// use it to script broker answers).
 	transport RoundTripper
@@ -223,6 +239,8 @@ func (config *ReaderConfig) Validate() error {
 		return fmt.Errorf("invalid negative maximum batch size (max = %d)", config.MaxBytes)
 	case group && config.Partition != 0:
 		return errors.New("either Partition or GroupID may be specified, but not both")
+	case !group && config.GroupInstanceID != "":
+		return errors.New("GroupInstanceID is only available with GroupID")
 	case group && config.Topic == "" && len(config.GroupTopics) == 0:
 		return errors.New("either Topic or GroupTopics must be specified with GroupID")
 	case !group && config.Topic == "":
@@ -324,6 +342,7 @@ func NewReader(config ReaderConfig) *Reader {
 	r.generation = 1
 	r.groupDone = make(chan struct{})
 	r.groupErr = make(chan error)
+	r.groupFailed = make(chan struct{})
 	groupConfig := ConsumerGroupConfig{
 		ID:                     config.GroupID,
 		Brokers:                config.Brokers,
@@ -340,6 +359,7 @@ func NewReader(config ReaderConfig) *Reader {
 		StartOffset:            config.StartOffset,
 		Logger:                 config.Logger,
 		ErrorLogger:            config.ErrorLogger,
+		GroupInstanceID:        config.GroupInstanceID,
 		transport:              transport,
 	}
 	cg, err := NewConsumerGroup(groupConfig)
@@ -478,6 +498,8 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 			case item, ok = <-r.queue:
 			case err := <-r.groupErr:
 				return Message{}, err
+			case <-r.groupFailed:
+				return Message{}, r.groupFatal
 			case <-ctx.Done():
 				return Message{}, ctx.Err()
 			}
@@ -531,6 +553,8 @@ func (r *Reader) CommitMessages(ctx context.Context, msgs ...Message) error {
 	case r.commitQueue <- req:
 	case <-r.life.Done():
 		return io.ErrClosedPipe
+	case <-r.groupFailed:
+		return r.groupFatal
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -540,6 +564,8 @@ func (r *Reader) CommitMessages(ctx context.Context, msgs ...Message) error {
 	select {
 	case err := <-result:
 		return err
+	case <-r.groupFailed:
+		return r.groupFatal
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-r.life.Done():
@@ -763,6 +789,11 @@ func (r *Reader) run(cg *ConsumerGroup) {
 
 	for r.life.Err() == nil {
 		gen, err := r.nextGeneration(cg)
+		var fatal *fatalGroupError
+		if errors.As(err, &fatal) {
+			r.fail(fatal)
+			return
+		}
 		if err != nil {
 			// Tell a waiting FetchMessage, if any, and keep trying.
 			select {
@@ -787,6 +818,20 @@ func (r *Reader) run(cg *ConsumerGroup) {
 	}
 }
 
+// fail stops the reader for good after an error of its group that it
+// cannot recover from. Messages still queued are dropped: they come from
+// partitions that another member reads now.
+func (r *Reader) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.groupFatal != nil {
+		return
+	}
+	r.generation++
+	r.groupFatal = err
+	close(r.groupFailed)
+}
+
 // nextGeneration waits for the group's next generation, trying up to
 // MaxAttempts times; it returns nil, nil once the reader is closed.
 func (r *Reader) nextGeneration(cg *ConsumerGroup) (*Generation, error) {
@@ -800,6 +845,10 @@ func (r *Reader) nextGeneration(cg *ConsumerGroup) (*Generation, error) {
 			return nil, nil
 		}
 		r.stats.errors.observe(1)
+		var fatal *fatalGroupError
+		if errors.As(err, &fatal) {
+			break // the group logged it, and stopped
+		}
 		r.withErrorLogger(func(l Logger) { l.Printf("%v", err) })
 	}
 	return nil, err
@@ -855,13 +904,19 @@ func (o offsetStash) reset() {
 }
 
 // commitWithRetry commits offsets, trying up to readerCommitAttempts times.
+// A fatal error (see fatalGroupError) is not retried: it stops the reader
+// before the caller hears of it.
 func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
 	err := gen.CommitOffsets(offsets)
-	for attempt := 1; err != nil && attempt < readerCommitAttempts; attempt++ {
+	var fatal *fatalGroupError
+	for attempt := 1; err != nil && attempt < readerCommitAttempts && !errors.As(err, &fatal); attempt++ {
 		if !sleep(r.life, backoff(attempt, readerCommitBackoffMin, readerCommitBackoffMax)) {
 			break
 		}
 		err = gen.CommitOffsets(offsets)
+	}
+	if errors.As(err, &fatal) {
+		r.fail(fatal)
 	}
 	return err
 }
