@@ -372,3 +372,51 @@ func TestLogShapesRandom(t *testing.T) {
 		})
 	}
 }
+
+// Client.Fetch with ReadCommitted leaves the records of aborted
+// transactions out but every batch in its place: the aborted batch with
+// its header and no records, the markers with their records, so that a
+// caller can step from batch to batch.
+func TestLogShapesClientFetchKeepsBatches(t *testing.T) {
+	log := logshape.AbortThenCommit()
+	lb := newLogBroker(t, log, 1)
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	client := &Client{Addr: lb.addr(), Transport: tr}
+	for _, level := range []IsolationLevel{ReadCommitted, ReadUncommitted} {
+		res, err := client.Fetch(context.Background(), &FetchRequest{Topic: "t", Offset: 0, MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 10 * time.Millisecond, IsolationLevel: level})
+		if err != nil || res.Error != nil {
+			t.Fatal(err, res.Error)
+		}
+		stream := res.Records.(*protocol.RecordStream)
+		var shape []string
+		for _, b := range stream.Records {
+			switch b := b.(type) {
+			case *protocol.RecordBatch:
+				n := 0
+				for {
+					rec, err := b.ReadRecord()
+					if err != nil {
+						break
+					}
+					closeRecord(rec)
+					n++
+				}
+				shape = append(shape, fmt.Sprintf("%d-%d:%d", b.BaseOffset, b.LastOffset(), n))
+			case *protocol.ControlBatch:
+				cr, err := b.ReadControlRecord()
+				if err != nil {
+					t.Fatal(err)
+				}
+				shape = append(shape, fmt.Sprintf("%d:marker%d", b.BaseOffset, cr.Type))
+			}
+		}
+		want := "[0-0:0 1-1:1 2:marker0 3-4:2 5:marker1 6-6:1]"
+		if level == ReadUncommitted {
+			want = "[0-0:1 1-1:1 2:marker0 3-4:2 5:marker1 6-6:1]"
+		}
+		if got := fmt.Sprint(shape); got != want {
+			t.Errorf("isolation %d: batches %s, want %s", level, got, want)
+		}
+	}
+}
