@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go/internal/eof"
+	"github.com/segmentio/kafka-go/internal/fetchcursor"
 	"github.com/segmentio/kafka-go/protocol"
-	"github.com/segmentio/kafka-go/protocol/fetch"
 )
 
 // A Batch iterates over the messages of one fetch response, returned by
@@ -34,17 +34,15 @@ type Batch struct {
 }
 
 // batchState is the decoding state of a Batch: the record batches of the
-// response, the one being read, and the highest offset met so far (-1
-// before any), which lets the offset move past records that were removed by
-// compaction or skipped.
+// response, the one being read, and the consumer's position in them
+// (internal/fetchcursor), which moves past records removed by compaction,
+// transaction markers and aborted transactions as Kafka's consumer does.
 type batchState struct {
 	batches []protocol.RecordReader
 	next    int
 	current protocol.RecordReader
-	start   int64 // the fetch offset
-	last    int64
+	cursor  fetchcursor.Cursor
 	empty   bool // the fetch started at the high watermark
-	aborted *abortedFilter
 }
 
 func newBatch(c *Conn, offset int64, deadline time.Time, res fetchResult) *Batch {
@@ -57,7 +55,7 @@ func newBatch(c *Conn, offset int64, deadline time.Time, res fetchResult) *Batch
 		throttle:      res.throttle,
 		deadline:      deadline,
 		err:           res.err,
-		batchState:    &batchState{start: offset, last: -1},
+		batchState:    &batchState{cursor: fetchcursor.New(offset, res.isolation == ReadCommitted, res.aborted)},
 	}
 	if b.err != nil {
 		return b
@@ -70,9 +68,6 @@ func newBatch(c *Conn, offset int64, deadline time.Time, res fetchResult) *Batch
 		b.batches = []protocol.RecordReader{r}
 	}
 	b.empty = len(b.batches) == 0 && res.highWaterMark == offset
-	if len(res.aborted) != 0 {
-		b.aborted = &abortedFilter{pending: res.aborted}
-	}
 	return b
 }
 
@@ -144,7 +139,7 @@ func (batch *Batch) Read(b []byte) (int, error) {
 			return 0, batch.err
 		}
 	}
-	batch.offset = rec.Offset + 1
+	batch.delivered(rec.Offset)
 	return n, nil
 }
 
@@ -169,7 +164,7 @@ func (batch *Batch) ReadMessage() (Message, error) {
 	msg.Offset = rec.Offset
 	msg.Time = recordTime(rec)
 	msg.Headers = rec.Headers
-	batch.offset = rec.Offset + 1
+	batch.delivered(rec.Offset)
 	return msg, nil
 }
 
@@ -191,6 +186,12 @@ func closeRecord(rec *protocol.Record) {
 	}
 }
 
+// delivered moves the batch's offset past a record handed out.
+func (batch *Batch) delivered(offset int64) {
+	batch.cursor.Delivered(offset)
+	batch.offset = batch.cursor.Next()
+}
+
 // nextRecord returns the next record to hand out: at or after the batch's
 // offset (compressed sets start before the requested offset), not in a
 // control batch, not in an aborted transaction. The caller closes it. At
@@ -209,6 +210,7 @@ func (batch *Batch) nextRecord() (*protocol.Record, error) {
 		batch.err = RequestTimedOut
 		return nil, batch.err
 	}
+	cur := &batch.cursor
 	for {
 		if batch.current == nil {
 			if batch.next >= len(batch.batches) {
@@ -217,13 +219,18 @@ func (batch *Batch) nextRecord() (*protocol.Record, error) {
 			}
 			r := batch.batches[batch.next]
 			batch.next++
-			if batch.skipBatch(r) {
+			if !cur.Begin(r) {
+				// A marker, or an aborted transaction: read past it.
+				if err := skipRecords(r); err != nil {
+					batch.err = eof.Unexpected(err)
+					return nil, batch.err
+				}
+				batch.endBatch(r)
 				continue
 			}
-			if end := batchEnd(r); end >= 0 && end < batch.offset {
-				// Its header says every record is below the offset: no
+			if last := fetchcursor.LastOffset(r); last >= 0 && last < cur.Next() {
+				// Its header says every record is before the offset: no
 				// need to go through them.
-				batch.last = max(batch.last, end)
 				continue
 			}
 			batch.current = r
@@ -231,9 +238,7 @@ func (batch *Batch) nextRecord() (*protocol.Record, error) {
 		rec, err := batch.current.ReadRecord()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				// Records compacted away at the batch's end still count
-				// as read: its header says where it ends.
-				batch.last = max(batch.last, batchEnd(batch.current))
+				batch.endBatch(batch.current)
 				batch.current = nil
 				continue
 			}
@@ -241,8 +246,7 @@ func (batch *Batch) nextRecord() (*protocol.Record, error) {
 			batch.err = eof.Unexpected(err)
 			return nil, batch.err
 		}
-		batch.last = max(batch.last, rec.Offset)
-		if rec.Offset < batch.offset {
+		if !cur.Wants(rec.Offset) {
 			closeRecord(rec)
 			continue
 		}
@@ -250,99 +254,20 @@ func (batch *Batch) nextRecord() (*protocol.Record, error) {
 	}
 }
 
-// skipBatch consumes r and reports true if its records are not for the
-// application: control batches (transaction markers), and batches of
-// aborted transactions when reading committed records only.
-func (batch *Batch) skipBatch(r protocol.RecordReader) bool {
-	switch b := r.(type) {
-	case *protocol.ControlBatch:
-		for {
-			cr, err := b.ReadControlRecord()
-			if err != nil {
-				break
-			}
-			batch.last = max(batch.last, cr.Offset)
-			if batch.aborted != nil && cr.Type == controlAbort {
-				batch.aborted.end(b.ProducerID)
-			}
-		}
-		batch.last = max(batch.last, b.LastOffset())
-		return true
-	case *protocol.RecordBatch:
-		if batch.aborted == nil || !b.Attributes.Transactional() || !batch.aborted.isAborted(b.ProducerID, b.BaseOffset) {
-			return false
-		}
-		for {
-			rec, err := b.ReadRecord()
-			if err != nil {
-				break
-			}
-			batch.last = max(batch.last, rec.Offset)
-			closeRecord(rec)
-		}
-		batch.last = max(batch.last, b.LastOffset())
-		return true
-	}
-	return false
-}
-
-// batchEnd is the offset of the last record a v2 batch was written with,
-// from its header, or -1 for other record readers.
-func batchEnd(r protocol.RecordReader) int64 {
-	switch b := r.(type) {
-	case *protocol.RecordBatch:
-		return b.LastOffset()
-	case *protocol.ControlBatch:
-		return b.LastOffset()
-	}
-	return -1
+// endBatch moves the offset past a batch read to its end: past its last
+// offset for a v2 batch, records compacted away at its end included.
+func (batch *Batch) endBatch(r protocol.RecordReader) {
+	batch.cursor.End(r)
+	batch.offset = batch.cursor.Next()
 }
 
 // finish sets the error of a batch read to its end: io.EOF, or
 // RequestTimedOut when the deadline passed meanwhile (the response may have
-// been cut short by it). The offset moves past every record met and past
-// the end of every v2 batch gone through, so that records removed by
-// compaction at the end of a batch, transaction markers and aborted records
-// are not fetched again.
+// been cut short by it). The offset is already past every batch read.
 func (batch *Batch) finish() {
 	if !batch.deadline.IsZero() && time.Now().After(batch.deadline) {
 		batch.err = RequestTimedOut
 	} else {
 		batch.err = io.EOF
 	}
-	switch {
-	case batch.last >= batch.offset:
-		batch.offset = batch.last + 1
-	case len(batch.batches) != 0 && batch.last < batch.start:
-		// Brokers return the batches that end at or after the fetch
-		// offset. Batches whose records all come before it lost their
-		// later records to compaction, so the fetch offset itself is gone:
-		// step over it rather than fetch the same batches again.
-		batch.offset++
-	}
 }
-
-// Type of the control record that ends an aborted transaction.
-const controlAbort = 0
-
-// abortedFilter tracks the transactions a read-committed fetch reported as
-// aborted: a transactional batch of a producer is aborted from the first
-// offset of its transaction until the producer's abort marker.
-type abortedFilter struct {
-	pending []fetch.ResponseTransaction // by first offset, not reached yet
-	active  map[int64]struct{}          // producer IDs with an open aborted transaction
-}
-
-func (f *abortedFilter) isAborted(producerID, offset int64) bool {
-	for len(f.pending) != 0 && f.pending[0].FirstOffset <= offset {
-		if f.active == nil {
-			f.active = make(map[int64]struct{})
-		}
-		f.active[f.pending[0].ProducerID] = struct{}{}
-		f.pending = f.pending[1:]
-	}
-	_, ok := f.active[producerID]
-	return ok
-}
-
-func (f *abortedFilter) end(producerID int64) { delete(f.active, producerID) }

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/segmentio/kafka-go/internal/eof"
@@ -33,7 +32,10 @@ func (c *Conn) ReadMessage(maxBytes int) (Message, error) {
 // record batch, whatever its size). The result is never nil: an error is
 // reported by the batch (Err, reads, Close).
 //
-// Closing the batch moves the connection's offset past the messages read.
+// Closing the batch moves the connection's offset past the messages read,
+// and past the whole of every record batch read to its end: its
+// transaction markers, aborted records (with ReadCommitted) and the
+// records compaction removed from it, as Kafka's consumer moves.
 func (c *Conn) ReadBatch(minBytes, maxBytes int) *Batch {
 	return c.ReadBatchWith(ReadBatchConfig{MinBytes: minBytes, MaxBytes: maxBytes})
 }
@@ -140,11 +142,8 @@ func (c *Conn) fetch(offset int64, cfg ReadBatchConfig) (fetchResult, time.Time,
 				out.err = Error(p.ErrorCode)
 			}
 			out.records = p.RecordSet.Records
-			if cfg.IsolationLevel == ReadCommitted && len(p.AbortedTransactions) != 0 {
-				out.aborted = append([]fetch.ResponseTransaction(nil), p.AbortedTransactions...)
-				sort.Slice(out.aborted, func(a, b int) bool {
-					return out.aborted[a].FirstOffset < out.aborted[b].FirstOffset
-				})
+			if cfg.IsolationLevel == ReadCommitted {
+				out.aborted = p.AbortedTransactions
 			}
 			return out, deadline, nil
 		}

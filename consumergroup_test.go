@@ -148,6 +148,7 @@ type stubCoordinator struct {
 	commitErr int16 // error code of committed partitions
 	committed map[int32]int64
 	left      chan string
+	alone     bool // no second member in the group
 
 	// joinMax is the highest JoinGroup version ApiVersions reports (9 when
 	// zero); syncErr and joinErr, when set, answer SyncGroup and the
@@ -183,9 +184,11 @@ func (s *stubCoordinator) RoundTrip(ctx context.Context, addr net.Addr, req Requ
 		}
 		res := &joingroup.Response{GenerationID: int32(s.joins), ProtocolName: r.Protocols[0].Name, LeaderID: memberID, MemberID: memberID, SkipAssignment: s.skipAssignment}
 		res.Members = []joingroup.ResponseMember{{MemberID: memberID, GroupInstanceID: r.GroupInstanceID, Metadata: r.Protocols[0].Metadata}}
-		// A second member running another client, subscribed to t only.
-		other, _ := protocol.Marshal(0, consumer.Subscription{Topics: []string{"t"}})
-		res.Members = append(res.Members, joingroup.ResponseMember{MemberID: "z-other", Metadata: other})
+		if !s.alone {
+			// A second member running another client, subscribed to t only.
+			other, _ := protocol.Marshal(0, consumer.Subscription{Topics: []string{"t"}})
+			res.Members = append(res.Members, joingroup.ResponseMember{MemberID: "z-other", Metadata: other})
+		}
 		return res, nil
 	case *metadata.Request:
 		res := &metadata.Response{Brokers: []metadata.ResponseBroker{{NodeID: 1, Host: "h", Port: 9092}}}

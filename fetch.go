@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fetchcursor"
 	"github.com/segmentio/kafka-go/protocol"
 	fetchAPI "github.com/segmentio/kafka-go/protocol/fetch"
 )
@@ -52,6 +53,14 @@ type FetchResponse struct {
 
 	// Records are the records returned. Batches may start before the
 	// requested offset: skipping those records is up to the caller.
+	//
+	// With ReadCommitted, records of aborted transactions are left out, as
+	// Kafka's consumer leaves them out. Transaction markers are never
+	// returned. A v2 batch covers offsets up to its header's last offset
+	// even when compaction removed its last records, or all of them: the
+	// batches, aborted ones and markers included, are the elements of
+	// Records.(*protocol.RecordStream).Records, whose LastOffset + 1 is
+	// where to fetch next after a batch.
 	Records RecordReader
 }
 
@@ -103,6 +112,9 @@ func (c *Client) Fetch(ctx context.Context, req *FetchRequest) (*FetchResponse, 
 		Records:   p.RecordSet.Records,
 	}
 	out.HighWatermark, out.LastStableOffset, out.LogStartOffset = p.HighWatermark, p.LastStableOffset, p.LogStartOffset
+	if req.IsolationLevel == ReadCommitted {
+		leaveOutAborted(out.Records, offset, p.AbortedTransactions)
+	}
 	if out.Records == nil {
 		out.Records = NewRecordReader()
 	}
@@ -136,4 +148,51 @@ func (c *Client) resolveFetchOffset(ctx context.Context, req *FetchRequest) (int
 	}
 	// Not in the answer: fetch at the placeholder and let the broker say.
 	return req.Offset, nil
+}
+
+// leaveOutAborted empties the batches of aborted transactions in the
+// records of a read-committed fetch from offset, by the rules every reader
+// of batches follows (internal/fetchcursor). Each batch keeps its place and
+// header, so that a caller stepping from batch to batch still can; the
+// markers keep their records.
+func leaveOutAborted(records RecordReader, offset int64, aborted []fetchAPI.ResponseTransaction) {
+	stream, ok := records.(*protocol.RecordStream)
+	if !ok || len(aborted) == 0 {
+		return // nothing can be aborted
+	}
+	cur := fetchcursor.New(offset, true, aborted)
+	for i, b := range stream.Records {
+		switch b := b.(type) {
+		case *protocol.ControlBatch:
+			// The cursor reads the markers: it gets a batch of its own.
+			markers := readControlRecords(b)
+			probe, keep := *b, *b
+			probe.Records = protocol.NewControlBatch(markers...).Records
+			keep.Records = protocol.NewControlBatch(markers...).Records
+			cur.Begin(&probe)
+			stream.Records[i] = &keep
+		case *protocol.RecordBatch:
+			if !cur.Begin(b) {
+				_ = skipRecords(b) // its records are not returned anyway
+				empty := *b
+				empty.Records = protocol.NewRecordReader()
+				stream.Records[i] = &empty
+			}
+		}
+	}
+}
+
+// readControlRecords reads the records of a control batch, releasing their
+// buffers; a record that is not a valid control record is left out.
+func readControlRecords(b *protocol.ControlBatch) []protocol.ControlRecord {
+	var out []protocol.ControlRecord
+	for {
+		rec, err := b.ReadRecord()
+		if err != nil {
+			return out
+		}
+		if cr, err := protocol.ReadControlRecord(rec); err == nil {
+			out = append(out, *cr)
+		}
+	}
 }

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fetchcursor"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
@@ -351,98 +351,68 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 	st.fetchSize.observe(count)
 	st.fetchBytes.observe(size)
 	if err == nil && next == offset && len(stream.Records) > 0 {
-		// Batches came back but none reached the fetch offset (their
-		// tail was compacted away): the same fetch would get the same
-		// answer, so pace the retries.
+		// Batches came back but every one ends before the fetch offset:
+		// Kafka never answers so (it starts at the batch holding the
+		// offset, and a batch read to its end moves the offset past it),
+		// but a broker that did would give the same answer again, so pace
+		// the retries.
 		err = errFetchNoProgress
 	}
 	return next, err
 }
 
-// errFetchNoProgress reports a fetch whose records all precede the fetch
-// offset.
-var errFetchNoProgress = errors.New("kafka: fetched records all precede the fetch offset")
+// errFetchNoProgress reports a fetch whose batches all end before the
+// fetch offset.
+var errFetchNoProgress = errors.New("kafka: fetched batches all end before the fetch offset")
 
 // deliver passes the messages of the batches of a fetched partition (from
 // nextBatch, until io.EOF) at or after offset to send, in order, and
-// returns the offset to fetch next. With ReadCommitted, records of aborted
-// transactions are left out; control records are never delivered, but
-// reading moves past them.
+// returns the offset to fetch next. Which records are delivered and where
+// reading goes on follow Kafka's consumer (internal/fetchcursor): with
+// ReadCommitted, records of aborted transactions are left out; control
+// records are never delivered; a batch read to its end moves the offset
+// past its last offset, even when compaction left nothing of its tail.
 func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponsePartition, offset int64, nextBatch func() (protocol.RecordReader, error), send func(Message) error) (int64, error) {
-
-	// Aborted transactions by first offset; a producer is in `aborting`
-	// from the first batch of its aborted transaction to the abort marker.
-	var aborted []fetch.ResponseTransaction
-	if p.config().IsolationLevel == ReadCommitted {
-		aborted = append(aborted, part.AbortedTransactions...)
-		sort.Slice(aborted, func(i, j int) bool { return aborted[i].FirstOffset < aborted[j].FirstOffset })
-	}
-	aborting := map[int64]bool{}
-
-	next := offset
-	skip := func(batch protocol.RecordReader) error {
-		for {
-			rec, err := batch.ReadRecord()
-			if err != nil {
-				return ignoreFetchEOF(err)
-			}
-			closeFetchedRecord(rec)
-			if rec.Offset >= next {
-				next = rec.Offset + 1
-			}
-		}
-	}
-
+	cur := fetchcursor.New(offset, p.config().IsolationLevel == ReadCommitted, part.AbortedTransactions)
 	for {
 		b, err := nextBatch()
 		if errors.Is(err, io.EOF) {
-			return next, nil
+			return cur.Next(), nil
 		}
 		if err != nil {
-			return next, err
+			return cur.Next(), err
 		}
-		switch batch := b.(type) {
-		case *protocol.ControlBatch:
-			for {
-				rec, rerr := batch.ReadRecord()
-				if rerr != nil {
-					err = ignoreFetchEOF(rerr)
-					break
-				}
-				if rec.Offset >= next {
-					next = rec.Offset + 1
-				}
-				// ReadControlRecord releases the record's key and value.
-				if cr, cerr := protocol.ReadControlRecord(rec); cerr == nil && cr.Type == 0 {
-					delete(aborting, batch.ProducerID)
-				}
-			}
-		case *protocol.RecordBatch:
-			for len(aborted) > 0 && aborted[0].FirstOffset <= batch.BaseOffset {
-				aborting[aborted[0].ProducerID] = true
-				aborted = aborted[1:]
-			}
-			if batch.Attributes.Transactional() && aborting[batch.ProducerID] {
-				err = skip(batch)
-			} else {
-				err = p.readRecords(batch, part.HighWatermark, &next, send)
-			}
-		default:
-			err = p.readRecords(b, part.HighWatermark, &next, send)
+		if cur.Begin(b) {
+			err = p.readRecords(b, part.HighWatermark, &cur, send)
+		} else {
+			err = skipRecords(b)
 		}
 		if err != nil {
-			return next, err
+			return cur.Next(), err
 		}
+		cur.End(b)
 		if ctx.Err() != nil {
-			return next, ctx.Err()
+			return cur.Next(), ctx.Err()
 		}
 	}
 }
 
-func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, next *int64, send func(Message) error) error {
+// skipRecords reads a batch whose records are not delivered to its end
+// (which checks a streamed batch's CRC), releasing them.
+func skipRecords(batch protocol.RecordReader) error {
+	for {
+		rec, err := batch.ReadRecord()
+		if err != nil {
+			return ignoreFetchEOF(err)
+		}
+		closeFetchedRecord(rec)
+	}
+}
+
+func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, cur *fetchcursor.Cursor, send func(Message) error) error {
 	if rb, ok := batch.(*protocol.RecordBatch); ok {
 		if fr, ok := rb.Records.(protocol.RecordFieldsReader); ok {
-			return p.readRecordFields(fr, hwm, next, send)
+			return p.readRecordFields(fr, hwm, cur, send)
 		}
 	}
 	for {
@@ -450,7 +420,7 @@ func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, ne
 		if err != nil {
 			return ignoreFetchEOF(err)
 		}
-		if rec.Offset < *next {
+		if !cur.Wants(rec.Offset) {
 			// A compressed batch comes whole, including the records before
 			// the fetch offset.
 			closeFetchedRecord(rec)
@@ -476,20 +446,20 @@ func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, ne
 		if err := send(msg); err != nil {
 			return err
 		}
-		*next = rec.Offset + 1
+		cur.Delivered(rec.Offset)
 	}
 }
 
 // readRecordFields is readRecords for v2 batches: keys and values are
 // copied straight from the batch, both into one allocation, without a
 // Bytes or a reference count per record.
-func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hwm int64, next *int64, send func(Message) error) error {
+func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hwm int64, cur *fetchcursor.Cursor, send func(Message) error) error {
 	var rec protocol.RecordFields
 	for {
 		if err := batch.ReadRecordFields(&rec); err != nil {
 			return ignoreFetchEOF(err)
 		}
-		if rec.Offset < *next {
+		if !cur.Wants(rec.Offset) {
 			continue // a compressed batch comes whole
 		}
 		msg := Message{
@@ -504,7 +474,7 @@ func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hw
 		if err := send(msg); err != nil {
 			return err
 		}
-		*next = rec.Offset + 1
+		cur.Delivered(rec.Offset)
 	}
 }
 
