@@ -1,9 +1,8 @@
 package kafka
 
 import (
-	"errors"
-
 	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/internal/codecerr"
 )
 
 // Compression identifies the codec of a record batch; see compress.Compression.
@@ -21,4 +20,6 @@ const (
 // compress.Codec.
 type CompressionCodec = compress.Codec
 
-var errUnknownCodec = errors.New("the compression code is invalid or its codec has not been imported")
+// errUnknownCodec is matched by the error of a fetched batch compressed with
+// a codec that is not registered (or an invalid code).
+var errUnknownCodec = codecerr.ErrUnknown

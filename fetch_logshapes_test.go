@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"net"
 	"os"
 	"strconv"
 	"testing"
@@ -18,9 +17,8 @@ import (
 	"github.com/segmentio/kafka-go/protocol"
 )
 
-// Every way of reading record batches (the partition Reader, streamed and
-// from whole responses, the group Reader, Conn's ReadBatch and
-// Client.Fetch) against logs shaped as Apache Kafka shapes them
+// Every way of reading record batches (the partition Reader, the group
+// Reader, Conn's ReadBatch and Client.Fetch) against logs shaped as Apache Kafka shapes them
 // (internal/logshape): what they return must be what Kafka's consumer
 // returns, in order, field by field, however the reading is cut into
 // fetches.
@@ -36,13 +34,6 @@ var logConsumers = []logConsumer{
 	{"Reader", func(t *testing.T, lb *logBroker, from, stopAt int64, level IsolationLevel, maxBytes int) ([]Message, error) {
 		return readLogWithReader(t, lb, "", nil, from, stopAt, level, maxBytes)
 	}},
-	{"Reader/whole", func(t *testing.T, lb *logBroker, from, stopAt int64, level IsolationLevel, maxBytes int) ([]Message, error) {
-		// Any RoundTripper but the Reader's own Transport gets responses
-		// read whole before the records are delivered.
-		tr := &Transport{}
-		defer tr.CloseIdleConnections()
-		return readLogWithReader(t, lb, "", wholeResponses{tr}, from, stopAt, level, maxBytes)
-	}},
 	{"group Reader", func(t *testing.T, lb *logBroker, from, stopAt int64, level IsolationLevel, maxBytes int) ([]Message, error) {
 		lb.group.mu.Lock()
 		lb.group.committed[0] = from
@@ -51,13 +42,6 @@ var logConsumers = []logConsumer{
 	}},
 	{"Conn", readLogWithConn},
 	{"Client.Fetch", readLogWithClient},
-}
-
-// wholeResponses is a RoundTripper that is not a *Transport.
-type wholeResponses struct{ tr *Transport }
-
-func (w wholeResponses) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Response, error) {
-	return w.tr.RoundTrip(ctx, addr, req)
 }
 
 func readLogWithReader(t *testing.T, lb *logBroker, group string, transport RoundTripper, from, stopAt int64, level IsolationLevel, maxBytes int) ([]Message, error) {

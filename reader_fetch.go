@@ -24,9 +24,10 @@ type readerMessage struct {
 }
 
 // partitionReader fetches one partition and queues its messages on the
-// Reader's channel. It holds at most one fetch response at a time, so the
-// memory of a Reader is bounded by QueueCapacity messages plus one
-// response (MaxBytes) per partition.
+// Reader's channel. It reads each fetch response off a connection leased
+// for it, record by record, as the response arrives (see fetch), so the
+// memory of a Reader is bounded by QueueCapacity messages plus one record
+// (or one compressed batch) per partition.
 type partitionReader struct {
 	reader    *Reader
 	topic     string
@@ -155,6 +156,17 @@ func (p *partitionReader) readLoop(ctx context.Context, offset *int64) bool {
 			p.sendError(ctx, err)
 			return true
 
+		case isTransientNetworkError(err):
+			// A connection lost, possibly while it was being set up (a
+			// SASL exchange cut short wraps SASLAuthenticationFailed too):
+			// set up again. A login the broker really refuses fails the
+			// setup's own requests too, which report it after MaxAttempts.
+			p.logError(func(l Logger) {
+				l.Printf("the kafka reader lost its connection reading partition %d of %s at offset %d: %s", p.partition, p.topic, toHumanOffset(*offset), err)
+			})
+			p.stats().errors.observe(1)
+			return true
+
 		default:
 			var kerr Error
 			if errors.As(err, &kerr) {
@@ -232,12 +244,7 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 		}},
 	}
 
-	t0 := time.Now()
-	rctx, cancel := context.WithTimeout(ctx, cfg.MaxWait+cfg.ReadBatchTimeout)
-	defer cancel()
-
-	var count, size int64
-	var hwm int64
+	var count, size, hwm int64
 	send := func(msg Message) error {
 		n := int64(len(msg.Key) + len(msg.Value))
 		st.messages.observe(1)
@@ -252,114 +259,129 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 		return nil
 	}
 
-	// With the Reader's own transport, records are read off the socket as
-	// they arrive (streamedFetch); with any other RoundTripper (tests),
-	// from a response read whole.
-	var m Response
-	var err error
-	var sf *streamedFetch
-	if _, ok := p.reader.client.Transport.(*Transport); ok {
-		sf = &streamedFetch{Request: req, ctx: ctx, timeout: cfg.ReadBatchTimeout}
-		sf.each = func(topic string, part *fetch.ResponsePartition, bs *protocol.BatchStream) error {
-			if topic != p.topic || part.Partition != int32(p.partition) || part.ErrorCode != 0 || sf.delivered {
-				return nil
-			}
-			sf.delivered = true
-			hwm = part.HighWatermark
-			sf.next, sf.err = p.deliver(ctx, part, offset, bs.Next, send)
-			sf.batches = bs.Batches()
-			return sf.err
-		}
-		m, err = p.reader.client.roundTrip(rctx, nil, sf)
-	} else {
-		m, err = p.reader.client.roundTrip(rctx, nil, req)
+	// The request goes out on a connection leased for it, and the
+	// response is read off the socket here, partition by partition,
+	// record by record, as it arrives: a partition reader holds one
+	// record at a time, not a response.
+	t0 := time.Now()
+	rs, lease, err := p.send(ctx, req)
+	if err != nil {
+		return offset, err
 	}
+	defer lease.release()
+	defer rs.Close()
 	t1 := time.Now()
-	if sf != nil && !sf.headerAt.IsZero() {
-		t1 = sf.headerAt
-	}
 	st.waitTime.observeDuration(t1.Sub(t0))
-	if sf != nil && sf.delivered {
-		// Whatever happened after the records were read, those delivered
-		// are delivered: the next fetch starts after them.
+
+	next, batches, seen := offset, 0, false
+	for {
+		topic, part, records, err := rs.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			// Whatever happened after records were read, those delivered
+			// are delivered: the next fetch starts after them.
+			return next, p.fetchError(ctx, err)
+		}
+		if topic != p.topic || part.Partition != int32(p.partition) || seen {
+			continue
+		}
+		seen = true
+		if err := makeError(part.ErrorCode, ""); err != nil {
+			if leaderErrorCodes[part.ErrorCode] {
+				lease.invalidate() // the next lease goes to the new leader
+			}
+			return offset, err
+		}
+		if records == nil {
+			continue
+		}
+		hwm = part.HighWatermark
+		next, err = p.deliver(ctx, part, offset, records.Next, send)
+		next = max(next, offset)
+		batches = records.Batches()
 		st.readTime.observeDuration(time.Since(t1))
 		st.fetchSize.observe(count)
 		st.fetchBytes.observe(size)
-		next := max(sf.next, offset)
-		switch {
-		case sf.err != nil:
-			return next, sf.err
-		case err != nil && ctx.Err() != nil:
-			return next, ctx.Err()
-		case err != nil:
-			return next, err
-		case next == offset && sf.batches > 0:
-			return next, errFetchNoProgress
+		if err != nil {
+			return next, p.fetchError(ctx, err)
 		}
-		return next, nil
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return offset, ctx.Err()
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return offset, RequestTimedOut
-		}
+	if err := makeError(rs.Response().ErrorCode, ""); err != nil {
 		return offset, err
 	}
-	res := m.(*fetch.Response)
-	if err := makeError(res.ErrorCode, ""); err != nil {
-		return offset, err
-	}
-	var part *fetch.ResponsePartition
-	for i := range res.Topics {
-		if res.Topics[i].Topic != p.topic {
-			continue
-		}
-		for j := range res.Topics[i].Partitions {
-			if res.Topics[i].Partitions[j].Partition == int32(p.partition) {
-				part = &res.Topics[i].Partitions[j]
-			}
-		}
-	}
-	if part == nil {
+	if !seen {
 		return offset, fmt.Errorf("fetch response without partition %d of %s", p.partition, p.topic)
 	}
-	if err := makeError(part.ErrorCode, ""); err != nil {
-		closeFetchedRecordSet(&part.RecordSet)
-		return offset, err
-	}
-	if sf != nil {
-		return offset, nil // no records for the partition
-	}
-
-	stream, _ := part.RecordSet.Records.(*protocol.RecordStream)
-	if stream == nil {
-		return offset, nil
-	}
-	defer closeFetchedRecordSet(&part.RecordSet)
-	hwm = part.HighWatermark
-	i := 0
-	next, err := p.deliver(ctx, part, offset, func() (protocol.RecordReader, error) {
-		if i == len(stream.Records) {
-			return nil, io.EOF
-		}
-		i++
-		return stream.Records[i-1], nil
-	}, send)
-	st.readTime.observeDuration(time.Since(t1))
-	st.fetchSize.observe(count)
-	st.fetchBytes.observe(size)
-	if err == nil && next == offset && len(stream.Records) > 0 {
+	if next == offset && batches > 0 {
 		// Batches came back but every one ends before the fetch offset:
 		// Kafka never answers so (it starts at the batch holding the
 		// offset, and a batch read to its end moves the offset past it),
 		// but a broker that did would give the same answer again, so pace
 		// the retries.
-		err = errFetchNoProgress
+		return next, errFetchNoProgress
 	}
-	return next, err
+	return next, nil
 }
+
+// send leases a connection to the partition's leader, writes req on it and
+// waits for the response to start: getting the connection and the first
+// bytes of the response take at most MaxWait + ReadBatchTimeout, every
+// later wait for the broker ReadBatchTimeout. The lease is the caller's to
+// release, after the stream.
+func (p *partitionReader) send(ctx context.Context, req *fetch.Request) (*fetch.ResponseStream, *connLease, error) {
+	cfg := p.config()
+	tr, ok := p.reader.client.Transport.(*Transport)
+	if !ok {
+		return nil, nil, errReaderTransport
+	}
+	wait := cfg.MaxWait + cfg.ReadBatchTimeout
+	sctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	lease, err := tr.lease(sctx, p.reader.client.Addr, req)
+	if err != nil {
+		return nil, nil, p.fetchError(ctx, err)
+	}
+	version, id, err := lease.send(sctx, req)
+	if err != nil {
+		lease.release()
+		return nil, nil, p.fetchError(ctx, err)
+	}
+	headerWait := time.Until(time.Now().Add(wait)) // at least what is left of sctx
+	if d, ok := sctx.Deadline(); ok {
+		headerWait = time.Until(d)
+	}
+	body, err := lease.response(ctx, id, max(headerWait, time.Millisecond), cfg.ReadBatchTimeout)
+	if err != nil {
+		lease.release()
+		return nil, nil, p.fetchError(ctx, err)
+	}
+	rs, err := fetch.NewResponseStream(body, body.Len(), version)
+	if err != nil {
+		lease.release()
+		return nil, nil, err
+	}
+	return rs, lease, nil
+}
+
+// fetchError is what a fetch that failed with err reports: the end of the
+// reader's context, RequestTimedOut for a broker that did not answer in
+// time (the connection is then dropped), else err.
+func (p *partitionReader) fetchError(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return RequestTimedOut
+	}
+	return err
+}
+
+// errReaderTransport is the error of a Reader whose transport is not a
+// *Transport: its fetches need connections of their own, read as the
+// response arrives.
+var errReaderTransport = errors.New("kafka: the Reader's transport must be a *kafka.Transport")
 
 // errFetchNoProgress reports a fetch whose batches all end before the
 // fetch offset.
@@ -403,9 +425,9 @@ func skipRecords(batch protocol.RecordReader) error {
 	for {
 		rec, err := batch.ReadRecord()
 		if err != nil {
-			return ignoreFetchEOF(err)
+			return silentEOF(err)
 		}
-		closeFetchedRecord(rec)
+		closeRecord(rec)
 	}
 }
 
@@ -418,12 +440,12 @@ func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, cu
 	for {
 		rec, err := batch.ReadRecord()
 		if err != nil {
-			return ignoreFetchEOF(err)
+			return silentEOF(err)
 		}
 		if !cur.Wants(rec.Offset) {
 			// A compressed batch comes whole, including the records before
 			// the fetch offset.
-			closeFetchedRecord(rec)
+			closeRecord(rec)
 			continue
 		}
 		msg := Message{
@@ -457,7 +479,7 @@ func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hw
 	var rec protocol.RecordFields
 	for {
 		if err := batch.ReadRecordFields(&rec); err != nil {
-			return ignoreFetchEOF(err)
+			return silentEOF(err)
 		}
 		if !cur.Wants(rec.Offset) {
 			continue // a compressed batch comes whole
@@ -597,14 +619,7 @@ func (r *Reader) createTopic(ctx context.Context, topic string) bool {
 	return false
 }
 
-func ignoreFetchEOF(err error) error {
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
-
-// readAndClose copies b out of the decoder's buffers and releases them;
+// readFetchedBytes copies b out of the decoder's buffers and releases them;
 // nil (a null key or value) stays nil.
 func readFetchedBytes(b protocol.Bytes) ([]byte, error) {
 	if b == nil {
@@ -612,28 +627,4 @@ func readFetchedBytes(b protocol.Bytes) ([]byte, error) {
 	}
 	defer b.Close()
 	return protocol.ReadAll(b)
-}
-
-func closeFetchedRecord(rec *protocol.Record) {
-	if rec.Key != nil {
-		rec.Key.Close()
-	}
-	if rec.Value != nil {
-		rec.Value.Close()
-	}
-}
-
-// closeRecordSet releases the records of rs that were not read, so that
-// their buffers can be recycled.
-func closeFetchedRecordSet(rs *protocol.RecordSet) {
-	if rs.Records == nil {
-		return
-	}
-	for {
-		rec, err := rs.Records.ReadRecord()
-		if err != nil {
-			return
-		}
-		closeFetchedRecord(rec)
-	}
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"runtime"
 	"strings"
 	"sync"
@@ -408,5 +410,24 @@ func TestReaderStreamTLS(t *testing.T) {
 	}
 	if f := sb.fetchOffsets(); len(f) < 2 || f[0] != 0 || f[1] != 10 {
 		t.Fatalf("fetch offsets %v, want 0 then 10", f)
+	}
+}
+
+// A batch compressed with a codec the program cannot decompress (an
+// invalid code here) is reported to ReadMessage, as upstream's Reader does,
+// instead of being retried in silence.
+func TestReaderReportsUnknownCodec(t *testing.T) {
+	sb := newStreamBroker(t, 5, func(n int, r *tpFakeRequest, offset int64) {
+		b := streamBatch(t, 0, 5)
+		binary.BigEndian.PutUint16(b[21:], 7) // attributes: codec 7
+		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+		writeRaw(r, fetchFrameV11(r.ID, 5, b)...)
+	})
+	r := newStreamReader(t, sb, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := r.ReadMessage(ctx)
+	if !errors.Is(err, errUnknownCodec) || !strings.Contains(err.Error(), "unsupported compression codec: 7") {
+		t.Fatalf("ReadMessage: %v", err)
 	}
 }

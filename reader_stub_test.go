@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/logshape"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
@@ -61,6 +62,83 @@ func (s *stubPartition) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 	return nil, fmt.Errorf("unexpected %T", req)
 }
 
+// serve makes fc play the stub: fetch answers are written as a broker
+// serves them (batches with their offsets, producers and markers, encoded
+// by internal/logshape), everything else as the stub answers it.
+func (s *stubPartition) serve(t testing.TB, fc *tpFakeCluster) {
+	fc.setHandler(func(r *tpFakeRequest) {
+		res, err := s.RoundTrip(context.Background(), fc.addr(), r.Msg)
+		if err != nil {
+			r.closeConn()
+			return
+		}
+		fr, ok := res.(*fetch.Response)
+		if !ok {
+			r.reply(res)
+			return
+		}
+		part := fr.Topics[0].Partitions[0]
+		out := logshape.FetchResponse{
+			ErrorCode:        part.ErrorCode,
+			HighWatermark:    part.HighWatermark,
+			LastStableOffset: part.LastStableOffset,
+			LogStartOffset:   part.LogStartOffset,
+			Aborted:          part.AbortedTransactions,
+		}
+		if stream, ok := part.RecordSet.Records.(*protocol.RecordStream); ok {
+			for _, b := range stream.Records {
+				enc, err := logshape.Encode(stubToLogshape(t, b))
+				if err != nil {
+					t.Error(err)
+				}
+				out.Records = append(out.Records, enc...)
+			}
+		}
+		frame, err := out.Frame(r.Version, r.ID, "t", part.Partition)
+		if err != nil {
+			t.Error(err)
+			r.closeConn()
+			return
+		}
+		r.conn.wmu.Lock()
+		defer r.conn.wmu.Unlock()
+		r.conn.nc.Write(frame)
+	})
+}
+
+// stubToLogshape is a batch built for the stub as the broker stores it.
+func stubToLogshape(t testing.TB, rr protocol.RecordReader) logshape.Batch {
+	var lb logshape.Batch
+	switch b := rr.(type) {
+	case *protocol.RecordBatch:
+		lb.ProducerID, lb.Transactional, lb.Base = b.ProducerID, b.Attributes.Transactional(), b.BaseOffset
+	case *protocol.ControlBatch:
+		lb.ProducerID, lb.Transactional, lb.Marker, lb.Base = b.ProducerID, true, logshape.Abort, b.BaseOffset
+	default:
+		t.Fatalf("stub batch of type %T", rr)
+	}
+	lb.Last = lb.Base
+	for {
+		rec, err := rr.ReadRecord()
+		if err != nil {
+			break
+		}
+		if lb.Marker != logshape.NoMarker {
+			if cr, err := protocol.ReadControlRecord(rec); err == nil && cr.Type == 1 {
+				lb.Marker = logshape.Commit
+			}
+			lb.Records = append(lb.Records, logshape.Record{Offset: rec.Offset, Time: time.UnixMilli(1000)})
+			lb.Last = rec.Offset
+			continue
+		}
+		key, _ := readFetchedBytes(rec.Key)
+		value, _ := readFetchedBytes(rec.Value)
+		lb.Records = append(lb.Records, logshape.Record{Offset: rec.Offset, Time: rec.Time, Key: key, Value: value, Headers: rec.Headers})
+		lb.Last = rec.Offset
+	}
+	return lb
+}
+
 func stubRecords(from, to int64) []protocol.Record {
 	var recs []protocol.Record
 	for o := from; o < to; o++ {
@@ -97,13 +175,14 @@ func stubSet(batches ...protocol.RecordReader) protocol.RecordSet {
 }
 
 func newStubReader(t *testing.T, stub *stubPartition, modify func(*ReaderConfig)) *Reader {
+	fc := tpNewFakeCluster(t, 1)
+	stub.serve(t, fc)
 	cfg := ReaderConfig{
-		Brokers:        unreachableBrokers,
+		Brokers:        []string{fc.addr().String()},
 		Topic:          "t",
 		MaxWait:        10 * time.Millisecond,
 		ReadBackoffMin: time.Millisecond,
 		ReadBackoffMax: 5 * time.Millisecond,
-		transport:      stub,
 	}
 	if modify != nil {
 		modify(&cfg)
@@ -292,7 +371,7 @@ func TestReaderMemoryIsBounded(t *testing.T) {
 }
 
 // BenchmarkReaderFetchMessage measures the cost per message of the reader
-// itself (decoding is done by the scripted leader ahead of time).
+// on batches of 500 small records served by a scripted leader.
 func BenchmarkReaderFetchMessage(b *testing.B) {
 	stub := &stubPartition{first: 0, last: 1 << 40}
 	const perFetch = 500
@@ -301,7 +380,9 @@ func BenchmarkReaderFetchMessage(b *testing.B) {
 			return &fetch.ResponsePartition{HighWatermark: 1 << 40, RecordSet: stubSet(stubBatch(1, false, offset, offset+perFetch))}
 		})
 	}
-	r := NewReader(ReaderConfig{Brokers: unreachableBrokers, Topic: "t", MaxWait: 10 * time.Millisecond, transport: stub})
+	fc := tpNewFakeCluster(b, 1)
+	stub.serve(b, fc)
+	r := NewReader(ReaderConfig{Brokers: []string{fc.addr().String()}, Topic: "t", MaxWait: 10 * time.Millisecond})
 	defer r.Close()
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
 // An address nothing listens on: connections are refused at once.
@@ -214,7 +215,8 @@ func TestReaderWireRecordFields(t *testing.T) {
 				{Key: b("k3"), Value: b("v3")},
 			}
 		}, 300, codec)
-		r := NewReader(ReaderConfig{Brokers: unreachableBrokers, Topic: "t", transport: stub})
+		fc := stub.serveOver(t)
+		r := NewReader(ReaderConfig{Brokers: []string{fc.addr().String()}, Topic: "t"})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		for i := 0; i < 8; i++ {
 			m, err := r.ReadMessage(ctx)
@@ -243,5 +245,27 @@ func TestReaderWireRecordFields(t *testing.T) {
 		}
 		cancel()
 		r.Close()
+	}
+}
+
+// A login the broker refuses reaches ReadMessage (after MaxAttempts
+// setups), whether the broker says so or hangs up: a lost connection in
+// the middle of a SASL exchange is retried, a refusal is not hidden.
+func TestReaderReportsRefusedLogin(t *testing.T) {
+	fc := tpNewFakeCluster(t, 1)
+	tpPlainV0Auth(fc.brokers[0], "u", "p")
+	r := NewReader(ReaderConfig{
+		Brokers:        []string{fc.addr().String()},
+		Topic:          "t",
+		Dialer:         &Dialer{SASLMechanism: plain.Mechanism{Username: "u", Password: "wrong"}},
+		MaxAttempts:    2,
+		ReadBackoffMin: time.Millisecond,
+		ReadBackoffMax: 5 * time.Millisecond,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := r.ReadMessage(ctx); !errors.Is(err, SASLAuthenticationFailed) {
+		t.Fatalf("ReadMessage: %v, want SASLAuthenticationFailed", err)
 	}
 }

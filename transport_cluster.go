@@ -398,22 +398,9 @@ func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start
 
 	switch m := req.(type) {
 	case protocol.BrokerMessage:
-		b, err := m.Broker(s.layout)
-		if err != nil || b.ID < 0 || cl.brokerPool(b.ID) == nil {
-			// The layout may just be out of date (a new topic, a leader
-			// moved): look again with fresh metadata, once.
-			if s2, err2 := cl.getState(ctx, start); err2 == nil && s2 != s {
-				s = s2
-				b, err = m.Broker(s.layout)
-			}
-		}
-		if err != nil {
+		var err error
+		if pool, s, err = cl.leaderPool(ctx, m, s, start); err != nil {
 			return nil, err
-		}
-		if b.ID >= 0 {
-			if pool = cl.brokerPool(b.ID); pool == nil {
-				return nil, BrokerNotAvailable
-			}
 		}
 	case protocol.GroupMessage:
 		coord = &coordinatorKey{key: m.Group(), keyType: int8(CoordinatorKeyTypeConsumer)}
@@ -474,6 +461,72 @@ func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start
 
 // otherBrokers returns the pools of the brokers of the layout, in random
 // order.
+// leaderPool returns the pool of the broker m must go to (nil for any
+// broker), looking again with fresh metadata, once, when the layout may
+// just be out of date (a new topic, a leader moved); s is the state it
+// used.
+func (cl *cluster) leaderPool(ctx context.Context, m protocol.BrokerMessage, s *clusterState, start time.Time) (*connPool, *clusterState, error) {
+	b, err := m.Broker(s.layout)
+	if err != nil || b.ID < 0 || cl.brokerPool(b.ID) == nil {
+		if s2, err2 := cl.getState(ctx, start); err2 == nil && s2 != s {
+			s = s2
+			b, err = m.Broker(s.layout)
+		}
+	}
+	if err != nil {
+		return nil, s, err
+	}
+	if b.ID < 0 {
+		return nil, s, nil
+	}
+	pool := cl.brokerPool(b.ID)
+	if pool == nil {
+		return nil, s, BrokerNotAvailable
+	}
+	return pool, s, nil
+}
+
+// lease checks out a connection of its own to the broker req must go to
+// (the leader of its partitions), for a holder that writes the request
+// and reads the response itself (see connLease). A connection that cannot
+// be leased invalidates the metadata, as a failed round trip does.
+func (t *Transport) lease(ctx context.Context, addr net.Addr, req protocol.BrokerMessage) (*connLease, error) {
+	if err := t.context().Err(); err != nil {
+		return nil, err
+	}
+	cl := t.grabCluster(addr)
+	l, err := cl.lease(ctx, req)
+	if err != nil {
+		cl.leave()
+		return nil, err
+	}
+	l.cl = cl
+	return l, nil
+}
+
+func (cl *cluster) lease(ctx context.Context, req protocol.BrokerMessage) (*connLease, error) {
+	start := time.Now()
+	s, err := cl.getState(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	pool, _, err := cl.leaderPool(ctx, req, s, start)
+	if err != nil {
+		return nil, err
+	}
+	if pool == nil {
+		pool = cl.seed
+	}
+	l, err := pool.lease(ctx)
+	if err != nil {
+		if ctx.Err() == nil && !isRequestError(err) {
+			cl.invalidate() // the broker went away
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
 func (cl *cluster) otherBrokers(s *clusterState) []*connPool {
 	ids := s.layout.BrokerIDs()
 	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })

@@ -26,9 +26,13 @@ const (
 )
 
 // brokerConn is one network connection to a broker, negotiated and
-// authenticated. Any number of requests may be in flight on it: writes are
-// serialized by wsem and a single reader goroutine hands each response to
-// the request with the same correlation ID.
+// authenticated. It is of one of two kinds, for good:
+//
+//   - shared: any number of requests may be in flight on it; writes are
+//     serialized by wsem and a read loop goroutine hands each response to
+//     the request with the same correlation ID (roundTrip);
+//   - own: one request at a time, written and read by whoever leased it
+//     (connLease), without a read loop; br reads it.
 type brokerConn struct {
 	nc       net.Conn
 	network  string
@@ -45,10 +49,13 @@ type brokerConn struct {
 	wsem   chan struct{} // one-slot semaphore guarding writes to nc
 	nextID atomic.Int32
 
+	own bool
+	br  *bufio.Reader // an own connection's reader
+
 	mu      sync.Mutex
 	pending map[int32]*pendingCall
 	err     error         // why the connection is unusable, once it is
-	done    chan struct{} // closed when the reader goroutine exits
+	done    chan struct{} // closed when the read loop exits (shared only)
 
 	// expires is when the broker will end the authenticated session (zero
 	// for never); the pool retires the connection then.
@@ -56,7 +63,6 @@ type brokerConn struct {
 
 	// Fields below are owned by the connPool (guarded by its mutex).
 	inflight  int
-	exclusive bool
 	retired   bool
 	idleTimer *time.Timer
 	idleSince time.Time
@@ -66,15 +72,11 @@ type pendingCall struct {
 	key     protocol.ApiKey
 	version int16
 	result  chan callResult // buffered, receives exactly one value
-	// stream is set for a streamedRequest: the read loop hands it the
-	// connection positioned on the response body instead of decoding it.
-	stream bool
 }
 
 type callResult struct {
-	msg  protocol.Message
-	err  error
-	body *responseBody // for a stream call; released by its receiver
+	msg protocol.Message
+	err error
 }
 
 // errConnClosed is reported to requests still waiting on a connection that
@@ -91,9 +93,9 @@ var errConnClosed = errors.New("kafka: connection closed by the transport")
 // default 4 KiB).
 const connReadBufferSize = 4 << 10
 
-// dialBroker opens a connection to address and sets it up (openConn), then
-// starts its read loop.
-func dialBroker(ctx context.Context, cfg *dialConfig, network, address string) (*brokerConn, error) {
+// dialBroker opens a connection to address and sets it up (openConn); a
+// shared one starts its read loop.
+func dialBroker(ctx context.Context, cfg *dialConfig, network, address string, own bool) (*brokerConn, error) {
 	s, err := openConn(ctx, cfg, network, address)
 	if err != nil {
 		return nil, err
@@ -108,9 +110,14 @@ func dialBroker(ctx context.Context, cfg *dialConfig, network, address string) (
 		ranges:   s.ranges,
 		expires:  s.expires,
 		wsem:     make(chan struct{}, 1),
-		pending:  make(map[int32]*pendingCall),
-		done:     make(chan struct{}),
+		own:      own,
 	}
+	if own {
+		c.br = s.br
+		return c, nil
+	}
+	c.pending = make(map[int32]*pendingCall)
+	c.done = make(chan struct{})
 	go c.readLoop(s.br)
 	return c, nil
 }
@@ -207,15 +214,8 @@ func (c *brokerConn) close(err error) {
 	}
 }
 
-// roundTrip sends req and waits for its response. Cancelling ctx abandons
-// the wait (the response is then discarded by the reader) and interrupts a
-// write in progress, which leaves the connection unusable.
-func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (protocol.Message, error) {
-	key := req.ApiKey()
-	version, err := c.version(key)
-	if err != nil {
-		return nil, err
-	}
+// prepare completes req for version before it is encoded.
+func (c *brokerConn) prepare(req protocol.Message, version int16) {
 	if p, ok := req.(protocol.PreparedMessage); ok {
 		p.Prepare(version)
 	}
@@ -224,24 +224,32 @@ func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (proto
 		av.ClientSoftwareName = clientSoftwareName
 		av.ClientSoftwareVersion = clientSoftwareVersion
 	}
-	id := c.nextID.Add(1)
-	wire := req
-	streamed, isStream := req.(streamedRequest)
-	if isStream {
-		wire = streamed.wireMessage()
+}
+
+// roundTrip sends req on a shared connection and waits for its response.
+// Cancelling ctx abandons the wait (the response is then discarded by the
+// read loop) and interrupts a write in progress, which leaves the
+// connection unusable.
+func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (protocol.Message, error) {
+	key := req.ApiKey()
+	version, err := c.version(key)
+	if err != nil {
+		return nil, err
 	}
+	c.prepare(req, version)
+	id := c.nextID.Add(1)
 	// Encoding first keeps a request that cannot be encoded from touching
 	// the connection at all, and lets concurrent requests encode in
 	// parallel rather than under the write lock.
 	frame := getFrameBuffer()
 	defer putFrameBuffer(frame)
-	if err := protocol.WriteRequest(frame, version, id, c.clientID, wire); err != nil {
+	if err := protocol.WriteRequest(frame, version, id, c.clientID, req); err != nil {
 		return nil, err
 	}
 
 	var call *pendingCall
-	if expectsResponse(wire) {
-		call = &pendingCall{key: key, version: version, result: make(chan callResult, 1), stream: isStream}
+	if expectsResponse(req) {
+		call = &pendingCall{key: key, version: version, result: make(chan callResult, 1)}
 	}
 
 	select {
@@ -262,22 +270,11 @@ func (c *brokerConn) roundTrip(ctx context.Context, req protocol.Message) (proto
 
 	select {
 	case r := <-call.result:
-		if r.body != nil {
-			return c.consume(streamed, r.body, version)
-		}
 		return r.msg, r.err
 	case <-ctx.Done():
 		c.mu.Lock()
-		_, waiting := c.pending[id]
 		delete(c.pending, id)
 		c.mu.Unlock()
-		if !waiting && call.stream {
-			// The read loop took the call: the result is on its way, and
-			// a body holds the read loop until released.
-			if r := <-call.result; r.body != nil {
-				r.body.release()
-			}
-		}
 		return nil, ctx.Err()
 	}
 }
@@ -372,12 +369,6 @@ func (c *brokerConn) readResponses(br *bufio.Reader) error {
 			// Nobody waits for it any more (its context ended).
 			if _, err := br.Discard(4 + int(size)); err != nil {
 				return eof.Unexpected(err)
-			}
-			continue
-		}
-		if call.stream {
-			if err := c.handOver(br, call, int(size)-4); err != nil {
-				return err
 			}
 			continue
 		}

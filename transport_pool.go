@@ -73,7 +73,16 @@ func (p *connPool) roundTrip(ctx context.Context, req protocol.Message) (protoco
 // tryRoundTrip is roundTrip, also telling whether the request may have
 // reached the broker: it did not when no connection could be opened.
 func (p *connPool) tryRoundTrip(ctx context.Context, req protocol.Message) (res protocol.Message, sent bool, err error) {
-	c, err := p.acquire(ctx, needsOwnConn(req))
+	if needsOwnConn(req) {
+		l, err := p.lease(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		defer l.release()
+		res, err = l.roundTrip(ctx, req)
+		return res, true, err
+	}
+	c, err := p.acquire(ctx, false)
 	if err != nil {
 		return nil, false, err
 	}
@@ -82,8 +91,9 @@ func (p *connPool) tryRoundTrip(ctx context.Context, req protocol.Message) (res 
 	return res, true, err
 }
 
-// acquire returns a connection reserved for one request; release must be
-// called when the request is done.
+// acquire returns a connection reserved for one request (a connection of
+// its own when exclusive, see connLease); release must be called when the
+// request is done.
 func (p *connPool) acquire(ctx context.Context, exclusive bool) (*brokerConn, error) {
 	addrs, err := p.resolve(ctx)
 	if err != nil {
@@ -93,7 +103,6 @@ func (p *connPool) acquire(ctx context.Context, exclusive bool) (*brokerConn, er
 		p.mu.Lock()
 		if c := p.pick(exclusive, addrs); c != nil {
 			c.inflight++
-			c.exclusive = exclusive
 			p.mu.Unlock()
 			return c, nil
 		}
@@ -146,13 +155,13 @@ func (p *connPool) pick(exclusive bool, addrs map[string]bool) *brokerConn {
 		if c.retired || (addrs != nil && !addrs[c.address]) {
 			continue
 		}
+		if c.own != exclusive {
+			continue
+		}
 		if exclusive {
 			if best == nil && c.inflight == 0 {
 				best = c
 			}
-			continue
-		}
-		if c.exclusive {
 			continue
 		}
 		shared++
@@ -183,12 +192,11 @@ func (p *connPool) dialExclusive(ctx context.Context, addrs map[string]bool) (*b
 	}
 	ch := make(chan result, 1)
 	go func() {
-		c, err := p.connect(addrs)
+		c, err := p.connect(addrs, true)
 		if err == nil {
 			p.mu.Lock()
 			p.conns = append(p.conns, c)
 			c.inflight++
-			c.exclusive = true
 			p.mu.Unlock()
 		}
 		ch <- result{c, err}
@@ -211,7 +219,7 @@ func (p *connPool) dialExclusive(ctx context.Context, addrs map[string]bool) (*b
 // it may give up (their context ending) without wasting the work done for
 // the others.
 func (p *connPool) dial(call *dialCall, addrs map[string]bool) {
-	c, err := p.connect(addrs)
+	c, err := p.connect(addrs, false)
 	p.mu.Lock()
 	p.dialing = nil
 	if err == nil {
@@ -224,7 +232,7 @@ func (p *connPool) dial(call *dialCall, addrs map[string]bool) {
 	close(call.done)
 }
 
-func (p *connPool) connect(addrs map[string]bool) (*brokerConn, error) {
+func (p *connPool) connect(addrs map[string]bool, own bool) (*brokerConn, error) {
 	type target struct{ network, address string }
 	var targets []target
 	if addrs != nil {
@@ -246,7 +254,7 @@ func (p *connPool) connect(addrs map[string]bool) (*brokerConn, error) {
 	rand.Shuffle(len(targets), func(i, j int) { targets[i], targets[j] = targets[j], targets[i] })
 	var firstErr error
 	for _, t := range targets {
-		c, err := dialBroker(p.ctx, p.cfg, t.network, t.address)
+		c, err := dialBroker(p.ctx, p.cfg, t.network, t.address, own)
 		if err == nil {
 			return c, nil
 		}
@@ -315,7 +323,6 @@ func (p *connPool) release(c *brokerConn, abandoned bool) {
 	if c.inflight > 0 {
 		return
 	}
-	c.exclusive = false
 	if p.closed || c.retired || c.broken() != nil {
 		p.remove(c)
 		c.close(errConnClosed)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/internal/codecerr"
 )
 
 // rbMaxDecompressed bounds what one compressed batch (or legacy wrapper
@@ -27,7 +28,7 @@ func rbCodec(c compress.Compression) compress.Codec {
 func rbDecompress(c compress.Compression, in []byte) (out *rbBuf, err error) {
 	codec := rbCodec(c)
 	if codec == nil {
-		return nil, Errorf("unsupported compression codec: %d", c)
+		return nil, codecerr.Unknown(int8(c))
 	}
 	out = rbGetBuf()
 	defer func() {
@@ -68,7 +69,7 @@ func rbDecompress(c compress.Compression, in []byte) (out *rbBuf, err error) {
 func rbCompress(c compress.Compression, out *rbBuf, in []byte) error {
 	codec := rbCodec(c)
 	if codec == nil {
-		return Errorf("unsupported compression codec: %d", c)
+		return codecerr.Unknown(int8(c))
 	}
 	zw := codec.NewWriter(out)
 	if _, err := zw.Write(in); err != nil {

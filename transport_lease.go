@@ -1,0 +1,369 @@
+package kafka
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go/internal/eof"
+	"github.com/segmentio/kafka-go/protocol"
+)
+
+// A connLease is a connection of its own, checked out of a broker's pool
+// for one request at a time: the requests that the broker may hold for a
+// long time (needsOwnConn), and the Reader's fetches, whose responses their
+// holder reads off the socket itself, as they arrive. Such a connection
+// has no read loop: between checkout and release only the holder writes
+// and reads it, on its own goroutine, so nothing is handed between
+// goroutines and no other request can wait behind it.
+//
+// The holder sends a request (send), reads its response (response, then
+// the returned body, or roundTrip for a response decoded whole), and calls
+// release once, typically deferred. A response read to its end leaves the
+// connection ready for the next lease; one left unread is skipped in the
+// background (bounded by its read timeout) before the connection goes back
+// to the pool; one whose reading failed closes the connection.
+type connLease struct {
+	pool *connPool
+	c    *brokerConn
+	cl   *cluster // set by Transport.lease: released with the lease
+
+	body     responseBody // the response being read, if any
+	reading  bool         // body belongs to a response
+	stopBody func() bool  // ends the interruption of body's reads by ctx
+	released bool
+}
+
+// lease checks out a connection of its own: an idle one of the pool, or a
+// new one.
+func (p *connPool) lease(ctx context.Context) (*connLease, error) {
+	c, err := p.acquire(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	return &connLease{pool: p, c: c}, nil
+}
+
+// send writes req at the version negotiated with the broker and returns
+// that version and the request's correlation ID. A request that expects no
+// response (a Produce with acks=0) is complete once written.
+func (l *connLease) send(ctx context.Context, req protocol.Message) (version int16, id int32, err error) {
+	if l.reading {
+		return 0, 0, errors.New("kafka: a leased connection sends one request at a time")
+	}
+	c := l.c
+	if version, err = c.version(req.ApiKey()); err != nil {
+		return 0, 0, err
+	}
+	c.prepare(req, version)
+	id = c.nextID.Add(1)
+	frame := getFrameBuffer()
+	defer putFrameBuffer(frame)
+	if err := protocol.WriteRequest(frame, version, id, c.clientID, req); err != nil {
+		return 0, 0, err
+	}
+	if err := c.write(ctx, id, nil, frame.b); err != nil {
+		return 0, 0, err
+	}
+	return version, id, nil
+}
+
+// response waits for the response to request id and returns its body,
+// positioned after the correlation ID. headerTimeout bounds the wait for
+// the response to start, readTimeout every later wait for the broker (zero:
+// no bound); ctx ending interrupts any wait, until release. The body is
+// read by the holder, from one goroutine, and is valid until release.
+func (l *connLease) response(ctx context.Context, id int32, headerTimeout, readTimeout time.Duration) (*responseBody, error) {
+	b := &l.body
+	*b = responseBody{br: l.c.br, nc: l.c.nc, left: 8, timeout: headerTimeout}
+	l.reading = true
+	l.stopBody = interruptOnDone(ctx, b.interrupt)
+	var hdr [8]byte
+	if _, err := io.ReadFull(b, hdr[:]); err != nil {
+		return nil, l.bodyError(ctx, err)
+	}
+	size := int32(binary.BigEndian.Uint32(hdr[:4]))
+	if size < 4 {
+		b.err, b.broken = fmt.Errorf("kafka: invalid response frame size %d from broker %s", size, l.c.address), true
+		return nil, b.err
+	}
+	if got := int32(binary.BigEndian.Uint32(hdr[4:])); got != id {
+		b.err, b.broken = fmt.Errorf("kafka: broker %s answered correlation ID %d to request %d", l.c.address, got, id), true
+		return nil, b.err
+	}
+	b.left = int(size) - 4
+	b.timeout = readTimeout
+	return b, nil
+}
+
+// bodyError is the error to report for a failed read of the response:
+// the context's when it ended the read, else the connection's failure.
+func (l *connLease) bodyError(ctx context.Context, err error) error {
+	if errors.Is(err, errStreamInterrupted) {
+		return ctxError(ctx, err)
+	}
+	return eof.Unexpected(err)
+}
+
+// roundTrip sends req and returns its response, decoded whole.
+func (l *connLease) roundTrip(ctx context.Context, req protocol.Message) (protocol.Message, error) {
+	version, id, err := l.send(ctx, req)
+	if err != nil || !expectsResponse(req) {
+		return nil, err
+	}
+	// ctx's deadline, if any, ends the waits (interrupting them).
+	body, err := l.response(ctx, id, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	var hdr [8]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(4+body.left))
+	binary.BigEndian.PutUint32(hdr[4:], uint32(id))
+	_, msg, err := protocol.ReadResponse(io.MultiReader(bytes.NewReader(hdr[:]), body), req.ApiKey(), version)
+	if body.err != nil {
+		// The connection failed under the decoder: that is the error.
+		return nil, l.bodyError(ctx, body.err)
+	}
+	return msg, err
+}
+
+// invalidate tells the lease's cluster that its metadata is out of date
+// (the broker no longer leads the partitions the request was for).
+func (l *connLease) invalidate() {
+	if l.cl != nil {
+		l.cl.invalidate()
+	}
+}
+
+// release gives the connection back to its pool. It may be called more
+// than once; only the first call counts.
+func (l *connLease) release() {
+	if l.released {
+		return
+	}
+	l.released = true
+	if l.cl != nil {
+		defer l.cl.leave()
+	}
+	if !l.reading {
+		l.pool.release(l.c, false)
+		return
+	}
+	b := &l.body
+	l.stopBody()
+	b.finish()
+	switch {
+	case b.broken:
+		l.c.close(eof.Unexpected(b.err))
+		l.pool.release(l.c, false)
+	case b.left == 0:
+		// The socket is at the end of the response (bytes of it left in
+		// the read-ahead buffer are simply dropped).
+		l.pool.release(l.c, false)
+	default:
+		// The holder stopped before the end of the response (its
+		// context ended, or it wanted no more): skip the rest, as long as
+		// the broker sends it within the read timeout, then the
+		// connection serves the next lease.
+		c, p, left, timeout := l.c, l.pool, b.left, b.timeout
+		go func() {
+			if timeout > 0 {
+				c.nc.SetReadDeadline(time.Now().Add(timeout))
+			}
+			_, err := c.br.Discard(left)
+			if err != nil {
+				c.close(eof.Unexpected(err))
+			} else if timeout > 0 {
+				c.nc.SetReadDeadline(time.Time{})
+			}
+			p.release(c, false)
+		}()
+	}
+}
+
+// responseBody is the part of a response frame still to be read off a
+// leased connection, read through a pooled read-ahead buffer. It
+// implements protocol.StreamSource. Its reads are made by the lease's
+// holder, on one goroutine; only interrupt comes from elsewhere.
+type responseBody struct {
+	br      *bufio.Reader
+	nc      net.Conn
+	left    int   // bytes of the frame not taken from br yet
+	err     error // sticky: why reading stopped
+	broken  bool  // err came from the connection, which is unusable
+	timeout time.Duration
+
+	// buf holds bytes taken from br and not read yet (buf[r:w]). The
+	// connection's own buffer is small (connReadBufferSize, for idle
+	// connections); a body read through it would take one system call
+	// per 4 KiB, a fifth of a 1 KiB-message consumer's CPU.
+	buf  *[streamBufferSize]byte
+	r, w int
+
+	mu          sync.Mutex // guards the deadline against interrupt
+	stopped     bool       // interrupted or finished: no more deadlines
+	deadlineSet bool
+}
+
+// Len returns how many bytes of the body are left to read.
+func (b *responseBody) Len() int { return b.left + (b.w - b.r) }
+
+// streamBufferSize is the read-ahead of a response body.
+const streamBufferSize = 32 << 10
+
+var streamBuffers = sync.Pool{New: func() any { return new([streamBufferSize]byte) }}
+
+// errStreamInterrupted is the error of a read cut short by the end of the
+// holder's context.
+var errStreamInterrupted = errors.New("kafka: reading the response was interrupted")
+
+// arm gives the next wait for the broker its deadline.
+func (b *responseBody) arm() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return errStreamInterrupted
+	}
+	if b.timeout > 0 {
+		b.nc.SetReadDeadline(time.Now().Add(b.timeout))
+		b.deadlineSet = true
+	}
+	return nil
+}
+
+// interrupt ends the read in progress, if any, and every later one.
+func (b *responseBody) interrupt() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.stopped {
+		b.stopped = true
+		b.deadlineSet = true
+		b.nc.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+// finish ends the reading: the read deadline is cleared unless a read
+// failed (the connection is then closed anyway), and the read-ahead
+// buffer goes back to its pool.
+func (b *responseBody) finish() {
+	b.mu.Lock()
+	b.stopped = true
+	if b.deadlineSet && !b.broken {
+		b.nc.SetReadDeadline(time.Time{})
+	}
+	b.mu.Unlock()
+	if b.buf != nil {
+		streamBuffers.Put(b.buf)
+		b.buf, b.r, b.w = nil, 0, 0
+	}
+}
+
+// fail records the error of a read from the connection, which is then
+// unusable.
+func (b *responseBody) fail(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	b.mu.Lock()
+	if b.stopped && isTimeout(err) {
+		err = errStreamInterrupted
+	}
+	b.mu.Unlock()
+	b.err, b.broken = err, true
+	return err
+}
+
+// armOrStop gives the next wait its deadline, or records that reading was
+// interrupted before it started (the connection stays usable).
+func (b *responseBody) armOrStop() error {
+	if err := b.arm(); err != nil {
+		b.err = err
+		return err
+	}
+	return nil
+}
+
+// readConn reads into p the next bytes of the frame, at most those left:
+// those br holds, or as many as one read from the socket gives (with br
+// empty, a read of at least its size goes straight to the socket).
+func (b *responseBody) readConn(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	if b.br.Buffered() == 0 {
+		if err := b.armOrStop(); err != nil {
+			return 0, err
+		}
+	}
+	n, err := b.br.Read(p[:min(len(p), b.left)])
+	b.left -= n
+	if n == 0 {
+		if err == nil {
+			err = io.ErrNoProgress // a connection that reads nothing
+		}
+		return 0, b.fail(err)
+	}
+	return n, nil
+}
+
+// fill refills buf, which is empty, from the connection.
+func (b *responseBody) fill() error {
+	if b.buf == nil {
+		b.buf = streamBuffers.Get().(*[streamBufferSize]byte)
+	}
+	n, err := b.readConn(b.buf[:])
+	b.r, b.w = 0, n
+	return err
+}
+
+func (b *responseBody) Read(p []byte) (int, error) {
+	if b.r == b.w {
+		if len(p) >= streamBufferSize {
+			return b.readConn(p) // large reads skip buf
+		}
+		if err := b.fill(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, b.buf[b.r:b.w])
+	b.r += n
+	return n, nil
+}
+
+func (b *responseBody) ReadByte() (byte, error) {
+	if b.r == b.w {
+		if err := b.fill(); err != nil {
+			return 0, err
+		}
+	}
+	c := b.buf[b.r]
+	b.r++
+	return c, nil
+}
+
+// Discard skips n bytes of the body (protocol.BatchStream skips what a
+// reader did not read through it); io.EOF if the body holds fewer.
+func (b *responseBody) Discard(n int) (int, error) {
+	done := 0
+	for done < n {
+		if b.r == b.w {
+			if err := b.fill(); err != nil {
+				return done, err
+			}
+		}
+		k := min(n-done, b.w-b.r)
+		b.r += k
+		done += k
+	}
+	return done, nil
+}
