@@ -757,7 +757,12 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 			}
 			lastTopic = topic
 		}
-		p := balancer.Balance(msgs[i], partitionList(lastCount)...)
+		var p int
+		if sticky, ok := balancer.(*Sticky); ok {
+			p = sticky.balance(topic, msgs[i], partitionList(lastCount), stickyLimits{messages: w.batchSize(), bytes: w.batchBytes()}, nil)
+		} else {
+			p = balancer.Balance(msgs[i], partitionList(lastCount)...)
+		}
 		key := topicPartition{topic: topic, partition: int32(p)}
 
 		gi := -1

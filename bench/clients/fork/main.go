@@ -15,5 +15,6 @@ func main() {
 		w.MaxBufferedBatches = batches
 		w.MaxBufferedBytes = bytes
 	}
+	kafkago.StickyBalancer = func() kafka.Balancer { return &kafka.Sticky{} }
 	loadgen.Main("fork", kafkago.Client{})
 }

@@ -20,6 +20,10 @@ import (
 // builds whose kafka-go has no such fields.
 var SetBounds func(w *kafka.Writer, batches int, bytes int64)
 
+// StickyBalancer returns the fork's Sticky balancer. It is nil in builds
+// whose kafka-go has none.
+var StickyBalancer func() kafka.Balancer
+
 // Batching shared by the asynchronous cases: kafka-go's default
 // BatchTimeout of one second and BatchSize of 100 are tuned for neither
 // throughput nor latency, and every kafka-go throughput guide raises the
@@ -83,9 +87,17 @@ func (Client) Async(cfg loadgen.Config, ack loadgen.Acker) (loadgen.AsyncProduce
 	w.BatchSize = batchSize
 	w.BatchBytes = batchBytes
 	w.BatchTimeout = batchTimeout
+	balancer := "RoundRobin (default)"
+	if cfg.Sticky {
+		if StickyBalancer == nil {
+			return nil, errors.New("this kafka-go build has no Sticky balancer")
+		}
+		w.Balancer = StickyBalancer()
+		balancer = "Sticky"
+	}
 	p := &asyncProducer{w: w}
-	p.settings = fmt.Sprintf("Writer{Async, RequiredAcks 1, BatchSize %d, BatchBytes %d KiB, BatchTimeout %s, balancer RoundRobin (default)%s}",
-		batchSize, batchBytes>>10, batchTimeout, bounds)
+	p.settings = fmt.Sprintf("Writer{Async, RequiredAcks 1, BatchSize %d, BatchBytes %d KiB, BatchTimeout %s, balancer %s%s}",
+		batchSize, batchBytes>>10, batchTimeout, balancer, bounds)
 	if cfg.Semaphore > 0 {
 		// The alternative to a bound inside the Writer: the application
 		// takes a slot per message and Completion gives it back.

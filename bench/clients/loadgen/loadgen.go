@@ -63,6 +63,9 @@ type Config struct {
 	// Semaphore, when positive, makes the kafka-go adapter admit at most
 	// this many unacknowledged messages (released in Completion).
 	Semaphore int
+	// Sticky selects this project's Sticky balancer instead of RoundRobin
+	// for the asynchronous Writer; the upstream build refuses it.
+	Sticky bool
 
 	// CPUProfile, when set, is a file to write a CPU profile of the run to.
 	CPUProfile string
@@ -133,6 +136,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.IntVar(&cfg.Warmup, "warmup", 20, "latency: untimed writes first")
 	fs.IntVar(&cfg.MaxBufferedBatches, "max-buffered-batches", 0, "Writer.MaxBufferedBatches (fork only)")
 	fs.Int64Var(&cfg.MaxBufferedBytes, "max-buffered-bytes", 0, "Writer.MaxBufferedBytes (fork only)")
+	fs.BoolVar(&cfg.Sticky, "sticky", false, "kafka-go: the Sticky balancer for unkeyed messages (fork only)")
 	fs.IntVar(&cfg.Semaphore, "semaphore", 0, "kafka-go: unacknowledged messages admitted by an application semaphore")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "consumers: write a heap profile to this file when half the messages were read")

@@ -157,6 +157,9 @@ type clientCase struct {
 	// consume is set for the cases that run the consumer scenarios: one
 	// per library (the Writer's bounds do not apply to a Reader).
 	consume bool
+	// throughputOnly limits the case to the throughput scenarios (the
+	// balancer it varies matters for batch sizes only).
+	throughputOnly bool
 	// consumeLabel names the case in the consumer tables, when its label
 	// speaks of producer settings.
 	consumeLabel string
@@ -188,6 +191,15 @@ var cases = []clientCase{
 		},
 		args: func(o *options, _ workload) []string {
 			return []string{"-max-buffered-batches", "0", "-max-buffered-bytes", strconv.FormatInt(semaphoreBudget(o), 10)}
+		}},
+	// The bounded Writer with the Sticky balancer: fuller batches of
+	// unkeyed messages.
+	{name: "fork-sticky", binary: "fork", throughputOnly: true,
+		label: func(o *options) string {
+			return fmt.Sprintf("this fork, Sticky balancer, MaxBufferedBatches %d, MaxBufferedBytes %d MiB", o.batches, o.bufBytes>>20)
+		},
+		args: func(o *options, _ workload) []string {
+			return []string{"-sticky", "-max-buffered-batches", strconv.Itoa(o.batches), "-max-buffered-bytes", strconv.FormatInt(o.bufBytes, 10)}
 		}},
 	{name: "fork", binary: "fork", sync: true, consume: true, consumeLabel: "this fork",
 		label: func(*options) string { return "this fork, MaxBufferedBatches 0 (default)" }},
@@ -436,6 +448,9 @@ func run(ctx context.Context, args []string) error {
 					continue
 				}
 				if loadgen.IsConsume(w.scenario) && !c.consume {
+					continue
+				}
+				if c.throughputOnly && w.scenario != loadgen.Throughput {
 					continue
 				}
 				if err := ctx.Err(); err != nil {
