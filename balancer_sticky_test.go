@@ -190,3 +190,33 @@ func TestWriterStickyFillsBatches(t *testing.T) {
 		t.Errorf("messages went to partitions %v, want two", used)
 	}
 }
+
+// The Writer tells the Sticky balancer how many batches wait in each
+// partition: with partition 0's requests held, its complete batches queue
+// up and queuedBatches counts them (one is being sent, the rest wait).
+func TestWriterQueuedBatchesForSticky(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 3})
+	tp := topicPartition{"t", 0}
+	stub.block(tp)
+	w := &Writer{
+		Addr:         TCP("stub"),
+		Topic:        "t",
+		Transport:    stub,
+		Balancer:     keyBalancer,
+		BatchSize:    1,
+		Async:        true,
+		RequiredAcks: RequireAll,
+	}
+	defer shutdown(w, stub)
+
+	for i := 0; i < 5; i++ {
+		if err := w.WriteMessages(context.Background(), Message{Key: []byte("p0"), Value: []byte(fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "four batches queued behind the held one", func() bool { return w.queuedBatches(tp) == 4 })
+	if n := w.queuedBatches(topicPartition{"t", 1}); n != 0 {
+		t.Errorf("idle partition reports %d queued batches", n)
+	}
+	stub.release()
+}

@@ -402,6 +402,20 @@ func (w *Writer) partitionWriter(key topicPartition) *partitionWriter {
 	return pw
 }
 
+// queuedBatches is the number of complete batches of key waiting to be
+// sent, which the Sticky balancer weighs its choices by.
+func (w *Writer) queuedBatches(key topicPartition) int {
+	w.mu.Lock()
+	pw := w.writers[key]
+	w.mu.Unlock()
+	if pw == nil {
+		return 0
+	}
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.queue.len()
+}
+
 // Close shuts the writer down. From the moment it is called, WriteMessages
 // and Flush fail with io.ErrClosedPipe, and the calls waiting for buffer
 // space wake up: their messages not yet accepted fail with io.ErrClosedPipe
@@ -759,7 +773,9 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 		}
 		var p int
 		if sticky, ok := balancer.(*Sticky); ok {
-			p = sticky.balance(topic, msgs[i], partitionList(lastCount), stickyLimits{messages: w.batchSize(), bytes: w.batchBytes()}, nil)
+			p = sticky.balance(topic, msgs[i], partitionList(lastCount), stickyLimits{messages: w.batchSize(), bytes: w.batchBytes()}, func(p int) int {
+				return w.queuedBatches(topicPartition{topic: topic, partition: int32(p)})
+			})
 		} else {
 			p = balancer.Balance(msgs[i], partitionList(lastCount)...)
 		}
