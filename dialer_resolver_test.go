@@ -2,11 +2,16 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/saslhandshake"
+	"github.com/segmentio/kafka-go/sasl"
 )
 
 // dialRecorder is a Dialer.DialFunc that records the addresses dialed and
@@ -142,3 +147,107 @@ func TestResolveAddress(t *testing.T) {
 type failingResolver struct{ err error }
 
 func (r failingResolver) LookupHost(context.Context, string) ([]string, error) { return nil, r.err }
+
+// hostRecorder is a SASL mechanism that records the host it is told it
+// authenticates with, then aborts the exchange.
+type hostRecorder struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (h *hostRecorder) Name() string { return "PLAIN" }
+
+func (h *hostRecorder) Start(ctx context.Context) (sasl.StateMachine, []byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if m := sasl.MetadataFromContext(ctx); m != nil {
+		h.hosts = append(h.hosts, m.Host)
+	} else {
+		h.hosts = append(h.hosts, "<no metadata>")
+	}
+	return nil, nil, errors.New("recorded")
+}
+
+func (h *hostRecorder) seen() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.hosts...)
+}
+
+// A resolver changes where a connection goes, not whom it talks to: the TLS
+// certificate is checked against the broker's host name and SASL is told
+// that name, for a Transport (BrokerResolver, seed and metadata brokers
+// alike) and for a Dialer (Resolver).
+func TestResolverKeepsBrokerNameForTLSAndSASL(t *testing.T) {
+	const name = "kafka.invalid"
+	serverConf, clientConf := tpSelfSignedTLS(t)
+	fc := tpNewFakeClusterTLS(t, 1, serverConf)
+	fc.brokers[0].host = name // the metadata names the broker by host name
+	fc.setHandler(func(r *tpFakeRequest) {
+		if r.Msg.ApiKey() == protocol.SaslHandshake {
+			r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+		}
+	})
+	_, port, _ := net.SplitHostPort(fc.addr().String())
+
+	// The client checks the certificate (issued to 127.0.0.1) itself and
+	// records the name it was told to expect.
+	var mu sync.Mutex
+	var serverNames []string
+	tlsConf := clientConf.Clone()
+	tlsConf.InsecureSkipVerify = true
+	tlsConf.VerifyConnection = func(cs tls.ConnectionState) error {
+		mu.Lock()
+		serverNames = append(serverNames, cs.ServerName)
+		mu.Unlock()
+		return nil
+	}
+	checkNames := func(t *testing.T, mech *hostRecorder) {
+		t.Helper()
+		mu.Lock()
+		got := append([]string(nil), serverNames...)
+		serverNames = nil
+		mu.Unlock()
+		if len(got) == 0 {
+			t.Fatal("no TLS handshake")
+		}
+		for _, n := range got {
+			if n != name {
+				t.Errorf("TLS server name %q, want %q", n, name)
+			}
+		}
+		hosts := mech.seen()
+		if len(hosts) == 0 {
+			t.Fatal("no SASL exchange")
+		}
+		for _, h := range hosts {
+			if h != name {
+				t.Errorf("SASL host %q, want %q", h, name)
+			}
+		}
+	}
+
+	t.Run("Transport", func(t *testing.T) {
+		mech := new(hostRecorder)
+		tr := &Transport{
+			TLS:         tlsConf,
+			SASL:        mech,
+			MetadataTTL: time.Hour,
+			Resolver:    &tpMapResolver{ips: map[string]string{name: "127.0.0.1"}},
+		}
+		defer tr.CloseIdleConnections()
+		if _, err := tr.RoundTrip(testContext(t), TCP(name+":"+port), tpProduceRequest(0, -1)); err == nil {
+			t.Fatal("the exchange succeeded although SASL failed")
+		}
+		checkNames(t, mech)
+	})
+	t.Run("Dialer", func(t *testing.T) {
+		mech := new(hostRecorder)
+		d := &Dialer{TLS: tlsConf, SASLMechanism: mech, Resolver: fixedResolver{"127.0.0.1"}, Timeout: 10 * time.Second}
+		if c, err := d.DialContext(testContext(t), "tcp", name+":"+port); err == nil {
+			c.Close()
+			t.Fatal("the dial succeeded although SASL failed")
+		}
+		checkNames(t, mech)
+	})
+}

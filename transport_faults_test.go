@@ -98,7 +98,7 @@ func TestBrokerConnClosedWhileIdle(t *testing.T) {
 	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	p := newFaultProxy(t)
 	cfg := &dialConfig{dial: p.Dial, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), fc.addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 	p.CloseAll()

@@ -25,7 +25,7 @@ func TestBrokerConnIdleHeap(t *testing.T) {
 		}
 	}()
 	// The first connection warms up what all share (codecs, pools).
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), fc.addr().String(), false)
 	require.NoError(t, err)
 	conns = append(conns, c)
 
@@ -33,7 +33,7 @@ func TestBrokerConnIdleHeap(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := 1; i < n; i++ {
-		c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+		c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), fc.addr().String(), false)
 		require.NoError(t, err)
 		conns = append(conns, c)
 	}

@@ -53,7 +53,7 @@ func TestBrokerConnWritesRequestsLargerThanTheSocket(t *testing.T) {
 		tpProduceReply(r, 0)
 	})
 	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), fc.addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 
@@ -83,7 +83,7 @@ func TestBrokerConnBlockedWriteEndsWithContext(t *testing.T) {
 		return nc, err
 	}
 	cfg := &dialConfig{dial: dial, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), fc.addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 
@@ -138,7 +138,7 @@ func TestBrokerConnEndedContextWritesNothing(t *testing.T) {
 	fc := tpNewFakeCluster(t, 1)
 	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
 	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), fc.addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 
@@ -177,7 +177,7 @@ func TestBrokerConnConcurrentPartialWritesDoNotInterleave(t *testing.T) {
 		tpProduceReply(r, code)
 	})
 	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), fc.addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 
