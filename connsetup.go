@@ -145,7 +145,8 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, address string
 }
 
 // dialFunc is the one adapter from a Dialer's settings to a dial function:
-// the Dialer's Resolver applied by resolveAddress, then its DialFunc, or a
+// the Dialer's Resolver applied by resolveAddress (a *net.Resolver too: as
+// in v0.4.51, only its first answer is dialed), then its DialFunc, or a
 // net.Dialer with its network settings. Conn (through Dialer), the Reader,
 // the ConsumerGroup and the Writer made by NewWriter all dial through it.
 func (d *Dialer) dialFunc() func(ctx context.Context, network, address string) (net.Conn, error) {
@@ -158,12 +159,6 @@ func (d *Dialer) dialFunc() func(ctx context.Context, network, address string) (
 			LocalAddr:     d.LocalAddr,
 			FallbackDelay: d.FallbackDelay,
 			KeepAlive:     d.KeepAlive,
-		}
-		// A *net.Resolver plugs into net.Dialer, which then tries every
-		// address it returns, not only the first (the port of address
-		// is kept, as resolveAddress would).
-		if r, ok := resolver.(*net.Resolver); ok {
-			nd.Resolver, resolver = r, nil
 		}
 		dial = nd.DialContext
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -250,4 +251,90 @@ func TestResolverKeepsBrokerNameForTLSAndSASL(t *testing.T) {
 		}
 		checkNames(t, mech)
 	})
+}
+
+// dnsAnswers is a DNS server, reached through the *net.Resolver's Dial, that
+// answers every A question with ips in that order and every other question
+// with nothing.
+func dnsAnswers(ips ...string) *net.Resolver {
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			client, server := net.Pipe()
+			go func() {
+				defer server.Close()
+				buf := make([]byte, 512)
+				for {
+					n, err := server.Read(buf)
+					if err != nil {
+						return
+					}
+					// net.Pipe is no PacketConn, so the resolver frames
+					// its messages as over TCP: a two-byte length first.
+					q := buf[2:n]
+					// The question ends after its name (labels up to a
+					// zero byte) and its type and class.
+					end := 12
+					for end < len(q) && q[end] != 0 {
+						end += int(q[end]) + 1
+					}
+					end += 5
+					qtype := int(q[end-4])<<8 | int(q[end-3])
+					var answers [][]byte
+					if qtype == 1 {
+						for _, ip := range ips {
+							rr := []byte{0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4}
+							answers = append(answers, append(rr, net.ParseIP(ip).To4()...))
+						}
+					}
+					res := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, byte(len(answers)), 0, 0, 0, 0}, q[12:end]...)
+					for _, a := range answers {
+						res = append(res, a...)
+					}
+					res = append([]byte{byte(len(res) >> 8), byte(len(res))}, res...)
+					if _, err := server.Write(res); err != nil {
+						return
+					}
+				}
+			}()
+			return client, nil
+		},
+	}
+}
+
+// A Dialer uses the first address its Resolver answers, and only that one,
+// as v0.4.51 does; a *net.Resolver is no exception (v0.4.51 calls its
+// LookupHost like any other Resolver's): when the first address refuses
+// the connection, the dial fails, although the second would have taken it.
+func TestResolverFirstAnswerOnly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	// 127.0.0.2 is loopback too, but nothing listens there on port.
+	r := dnsAnswers("127.0.0.2", "127.0.0.1")
+	answers, err := r.LookupHost(testContext(t), "kafka.test")
+	if err != nil || len(answers) != 2 || answers[0] != "127.0.0.2" {
+		t.Fatalf("the fake DNS answers %v, %v; want [127.0.0.2 127.0.0.1]", answers, err)
+	}
+	d := &Dialer{Resolver: r, Timeout: 10 * time.Second}
+	c, err := d.DialContext(testContext(t), "tcp", "kafka.test:"+port)
+	if err == nil {
+		c.Close()
+		t.Fatal("dialed the resolver's second answer")
+	}
+	if !strings.Contains(err.Error(), "127.0.0.2:"+port) {
+		t.Fatalf("error %v does not name the first answer", err)
+	}
 }
