@@ -414,7 +414,7 @@ func TestWriterRecordsCarryMessageFields(t *testing.T) {
 func TestWriterBackoff(t *testing.T) {
 	min, max := 100*time.Millisecond, time.Second
 	for attempt, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 400 * time.Millisecond, 3: 900 * time.Millisecond, 4: time.Second, 50: time.Second} {
-		if got := writerBackoff(attempt, min, max); got != want {
+		if got := backoff(attempt, min, max); got != want {
 			t.Errorf("backoff(%d) = %v, want %v", attempt, got, want)
 		}
 	}
