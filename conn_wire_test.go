@@ -238,7 +238,7 @@ func connReadBatch(b *Batch) ([]string, error) {
 	}
 }
 
-func TestConnFakeBatchFormats(t *testing.T) {
+func TestConnBatchFormats(t *testing.T) {
 	connCheckGoroutines(t)
 	var records []byte
 	records = append(records, connMagic0(0, "m0-k0", "m0-v0")...)
@@ -313,7 +313,7 @@ func TestConnFakeBatchFormats(t *testing.T) {
 	}
 }
 
-func TestConnFakeBatchRead(t *testing.T) {
+func TestConnBatchRead(t *testing.T) {
 	records := connV2Batch(t, 0, 0, -1, connRecords([]connTestRecord{{"a", "12345678"}, {"b", ""}, {"c", "xyz"}}))
 	c, _ := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		return nil, connFetchFrame(t, 3, 0, nil, records)
@@ -355,7 +355,7 @@ func TestConnFakeBatchRead(t *testing.T) {
 	}
 }
 
-func TestConnFakeReadCommitted(t *testing.T) {
+func TestConnReadCommitted(t *testing.T) {
 	var records []byte
 	records = append(records, connV2Batch(t, 2, protocol.Transactional, 7, connRecords(connKV("aborted", 2)))...)
 	records = append(records, connV2Batch(t, 4, protocol.Transactional, 8, connRecords(connKV("committed", 2)))...)
@@ -393,7 +393,7 @@ func TestConnFakeReadCommitted(t *testing.T) {
 	}
 }
 
-func TestConnFakeFetchEdgeCases(t *testing.T) {
+func TestConnFetchEdgeCases(t *testing.T) {
 	var respond func() []byte
 	c, _ := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		return nil, respond()
@@ -479,7 +479,7 @@ func TestConnFakeFetchEdgeCases(t *testing.T) {
 	}
 }
 
-func TestConnFakeProduce(t *testing.T) {
+func TestConnProduce(t *testing.T) {
 	c, f := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		r := req.(*produce.Request)
 		return &produce.Response{Topics: []produce.ResponseTopic{{
@@ -534,7 +534,7 @@ func TestConnFakeProduce(t *testing.T) {
 	}
 }
 
-func TestConnFakeOffsetsAndMetadata(t *testing.T) {
+func TestConnOffsetsAndMetadata(t *testing.T) {
 	c, f := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		switch r := req.(type) {
 		case *listoffsets.Request:
@@ -626,7 +626,7 @@ func TestConnFakeOffsetsAndMetadata(t *testing.T) {
 	}
 }
 
-func TestConnFakeUnsupportedVersions(t *testing.T) {
+func TestConnUnsupportedVersions(t *testing.T) {
 	c, _ := newConnFake(t, map[protocol.ApiKey][2]int16{protocol.ApiVersions: {0, 0}, protocol.Fetch: {0, 2}}, nil)
 	b := c.ReadBatch(1, 100)
 	if !errors.Is(b.Err(), protocol.ErrNoVersionOverlap) {
@@ -637,9 +637,9 @@ func TestConnFakeUnsupportedVersions(t *testing.T) {
 	}
 }
 
-// TestConnFakeSASLv0 authenticates after a v0 handshake, where the SASL
+// TestConnSASLv0 authenticates after a v0 handshake, where the SASL
 // messages travel as raw size-prefixed frames.
-func TestConnFakeSASLv0(t *testing.T) {
+func TestConnSASLv0(t *testing.T) {
 	for _, password := range []string{"secret", "wrong"} {
 		t.Run(password, func(t *testing.T) {
 			connCheckGoroutines(t)
@@ -728,7 +728,7 @@ func connFakeSASLServer(nc net.Conn) error {
 	return fmt.Errorf("after the metadata request: %v", err)
 }
 
-func TestConnFakeTLS(t *testing.T) {
+func TestConnTLS(t *testing.T) {
 	connCheckGoroutines(t)
 	srv := httptest.NewTLSServer(nil)
 	defer srv.Close()
@@ -784,7 +784,7 @@ func TestConnFakeTLS(t *testing.T) {
 	<-served
 }
 
-func TestConnFakeTLSAlert(t *testing.T) {
+func TestConnTLSAlert(t *testing.T) {
 	client, server := net.Pipe()
 	defer client.Close()
 	go func() {
@@ -851,7 +851,7 @@ func connSetLastOffsetDelta(b []byte, delta int32) []byte {
 // included: batches that end before the fetch offset are skipped, and
 // reading to the end of a batch moves the offset past its last offset, so
 // that a compacted tail costs no extra fetches.
-func TestConnFakeBatchCompactedHeaders(t *testing.T) {
+func TestConnBatchCompactedHeaders(t *testing.T) {
 	var respond func() []byte
 	c, _ := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		return nil, respond()

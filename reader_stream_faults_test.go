@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Adversarial tests of the streamed Fetch path (reader_stream.go,
-// transport_stream.go): responses cut at every byte, in both the v11 and
+// The Reader against damaged and interrupted Fetch responses on its leased
+// connection (reader_fetch.go, transport_lease.go): responses cut at every byte, in both the v11 and
 // the flexible v12 layout, with other topics and partitions before ours,
 // compressed, transactional and control batches, and a partial batch at
 // the end.
@@ -400,70 +400,6 @@ func offsetsFrom(from int64, n int) []int64 {
 		o = append(o, from+int64(i))
 	}
 	return o
-}
-
-// Closing the Reader at any point of a response returns, and leaves no
-// goroutine behind: the Reader reads a few messages, the broker sends a
-// few more bytes (a batch and part of the next) and stalls, or sends the
-// whole response, and the program closes.
-func TestReaderStreamCloseAtAnyPoint(t *testing.T) {
-	const end = 60
-	stall := make(chan struct{})
-	var mu sync.Mutex
-	stallAt := -1 // batches sent whole before stalling (in the next); -1: none
-	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
-		var batches [][]byte
-		for o := offset; o < end; o += 4 {
-			batches = append(batches, streamBatch(t, o, min(o+4, end)))
-		}
-		f := fetchFrameV11(r.ID, end, batches...)
-		mu.Lock()
-		at := stallAt
-		mu.Unlock()
-		rec := f[1]
-		if at >= 0 {
-			upTo := len(bytes.Join(batches[:min(at, len(batches))], nil)) + at%17
-			rec = rec[:min(upTo, len(rec))]
-		}
-		pieces := [][]byte{f[0]}
-		for ; len(rec) > 0; rec = rec[min(len(rec), 31):] {
-			pieces = append(pieces, rec[:min(len(rec), 31)])
-		}
-		writeRaw(r, pieces...)
-		if at >= 0 {
-			<-stall
-		}
-	})
-	before := runtime.NumGoroutine()
-	for k := 0; k < end; k += 3 {
-		mu.Lock()
-		stallAt = -1
-		if k%2 == 0 {
-			stallAt = k/4 + 1
-		}
-		mu.Unlock()
-		r := NewReader(ReaderConfig{
-			Brokers: []string{sb.fc.addr().String()}, Topic: "t",
-			MaxWait: 50 * time.Millisecond, QueueCapacity: 1 + k%3,
-			ReadBatchTimeout: time.Hour,
-		})
-		if k > 0 {
-			require.Equal(t, offsetsFrom(0, k), readCut(t, r, k))
-		}
-		done := make(chan error, 1)
-		go func() { done <- r.Close() }()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Close after %d messages blocked", k)
-		}
-	}
-	close(stall)
-	// The fake broker's goroutines end with their connections.
-	tpWaitFor(t, "the Readers' goroutines to exit", func() bool {
-		return runtime.NumGoroutine() <= before+2
-	})
 }
 
 // A response corrupted at any byte (the next ones are sound) never makes

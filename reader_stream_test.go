@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -329,35 +328,6 @@ func TestReaderStreamCRCMismatch(t *testing.T) {
 	if f := sb.fetchOffsets(); len(f) < 2 || f[0] != 0 || f[1] != 10 {
 		t.Fatalf("fetch offsets %v, want 0 then 10", f)
 	}
-}
-
-// Closing the Reader while it waits in the middle of a response returns
-// at once and leaves no goroutine behind.
-func TestReaderStreamCloseMidResponse(t *testing.T) {
-	stall := make(chan struct{})
-	defer close(stall)
-	sb := newStreamBroker(t, 20, func(n int, r *tpFakeRequest, offset int64) {
-		b1, b2 := streamBatch(t, 0, 10), streamBatch(t, 10, 20)
-		f := fetchFrameV11(r.ID, 20, b1, b2)
-		writeRaw(r, f[0], f[1][:len(b1)+5])
-		<-stall
-	})
-	before := runtime.NumGoroutine()
-	r := NewReader(ReaderConfig{Brokers: []string{sb.fc.addr().String()}, Topic: "t", ReadBatchTimeout: time.Hour})
-	readOffsets(t, r, 10, 10*time.Second)
-	done := make(chan error, 1)
-	go func() { done <- r.Close() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close blocked by a response in progress")
-	}
-	// The fake broker's handler of the stalled request (one goroutine)
-	// stays until the test ends.
-	tpWaitFor(t, "the Reader's goroutines to exit", func() bool { return runtime.NumGoroutine() <= before+2 })
 }
 
 // SetOffset while a partition reader is in the middle of a response
