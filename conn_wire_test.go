@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -27,72 +28,64 @@ import (
 	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
-// Unit tests of Conn over net.Pipe, against a fake broker that decodes
-// requests with protocol.ReadRequest and answers with
-// protocol.WriteResponse.
+// Unit tests of Conn against the fake broker (internal/fakebroker), which
+// decodes requests with protocol.ReadRequest; the tests answer with
+// protocol.WriteResponse or with frames of their own making.
 
-// connFake is the broker side of a net.Pipe.
+// connFake scripts a fake broker for one Conn.
 type connFake struct {
-	t        *testing.T
-	nc       net.Conn
-	versions map[protocol.ApiKey][2]int16
-	done     chan struct{}
-
 	mutex    sync.Mutex
 	requests []protocol.Message
-	// handle answers a request: a message to encode, or raw bytes (a whole
-	// frame) to send as they are; nil and nil sends nothing.
-	handle func(version int16, req protocol.Message) (protocol.Message, []byte)
 }
 
+// newConnFake starts a fake broker that advertises versions and answers
+// every request but ApiVersions with handle: a message to encode, or raw
+// bytes (a whole frame, its correlation ID set unless the test set one) to
+// send as they are; nil and nil sends nothing. It returns a Conn to it.
 func newConnFake(t *testing.T, versions map[protocol.ApiKey][2]int16, handle func(int16, protocol.Message) (protocol.Message, []byte)) (*Conn, *connFake) {
-	client, server := net.Pipe()
-	f := &connFake{t: t, nc: server, versions: versions, handle: handle, done: make(chan struct{})}
-	go f.serve()
-	c := NewConnWith(client, ConnConfig{Topic: "topic", Partition: 3, ClientID: "fake-test"})
-	t.Cleanup(func() {
-		c.Close()
-		server.Close()
-		<-f.done
-	})
+	fc := fakebroker.New(t, 1)
+	f := scriptConnFake(fc.Brokers[0], versions, handle)
+	nc, err := net.Dial("tcp", fc.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConnWith(nc, ConnConfig{Topic: "topic", Partition: 3, ClientID: "fake-test"})
+	t.Cleanup(func() { c.Close() })
 	return c, f
 }
 
-func (f *connFake) serve() {
-	defer close(f.done)
-	for {
-		version, id, _, req, err := protocol.ReadRequest(f.nc)
-		if err != nil {
-			return
-		}
+// scriptConnFake makes b advertise versions and answer with handle, as
+// newConnFake describes.
+func scriptConnFake(b *fakebroker.Broker, versions map[protocol.ApiKey][2]int16, handle func(int16, protocol.Message) (protocol.Message, []byte)) *connFake {
+	f := &connFake{}
+	b.Mu.Lock()
+	b.ApiKeys = nil
+	for key, r := range versions {
+		b.ApiKeys = append(b.ApiKeys, apiversions.ApiKeyResponse{ApiKey: int16(key), MinVersion: r[0], MaxVersion: r[1]})
+	}
+	b.Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 		f.mutex.Lock()
-		f.requests = append(f.requests, req)
+		f.requests = append(f.requests, r.Msg)
 		f.mutex.Unlock()
-		if _, ok := req.(*apiversions.Request); ok {
-			res := &apiversions.Response{}
-			for key, r := range f.versions {
-				res.ApiKeys = append(res.ApiKeys, apiversions.ApiKeyResponse{ApiKey: int16(key), MinVersion: r[0], MaxVersion: r[1]})
-			}
-			if err := protocol.WriteResponse(f.nc, version, id, res); err != nil {
-				return
-			}
-			continue
+		if r.Msg.ApiKey() == protocol.ApiVersions {
+			return false
 		}
-		msg, raw := f.handle(version, req)
+		msg, raw := handle(r.Version, r.Msg)
 		switch {
 		case raw != nil:
 			if binary.BigEndian.Uint32(raw[4:]) == 0 { // else a test's wrong ID
-				binary.BigEndian.PutUint32(raw[4:], uint32(id))
+				binary.BigEndian.PutUint32(raw[4:], uint32(r.ID))
 			}
-			if _, err := f.nc.Write(raw); err != nil {
-				return
-			}
+			c.WMu.Lock()
+			c.NC.Write(raw)
+			c.WMu.Unlock()
 		case msg != nil:
-			if err := protocol.WriteResponse(f.nc, version, id, msg); err != nil {
-				return
-			}
+			r.Reply(msg)
 		}
+		return true
 	}
+	b.Mu.Unlock()
+	return f
 }
 
 func (f *connFake) last() protocol.Message {
@@ -734,30 +727,14 @@ func TestConnTLS(t *testing.T) {
 	defer srv.Close()
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: srv.TLS.Certificates})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			f := &connFake{t: t, nc: nc, versions: connFakeVersions(), done: make(chan struct{}),
-				handle: func(v int16, req protocol.Message) (protocol.Message, []byte) {
-					return &metadata.Response{Brokers: []metadata.ResponseBroker{{NodeID: 1, Host: "tls", Port: 1}}}, nil
-				}}
-			f.serve()
-			nc.Close()
-		}
-	}()
+	fc := fakebroker.NewTLS(t, 1, &tls.Config{Certificates: srv.TLS.Certificates})
+	scriptConnFake(fc.Brokers[0], connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
+		return &metadata.Response{Brokers: []metadata.ResponseBroker{{NodeID: 1, Host: "tls", Port: 1}}}, nil
+	})
+	addr := fc.Addr().String()
 
 	d := &Dialer{Timeout: 10 * time.Second, TLS: &tls.Config{RootCAs: pool}}
-	c, err := d.Dial("tcp", ln.Addr().String())
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -772,16 +749,14 @@ func TestConnTLS(t *testing.T) {
 
 	// A plaintext client is told the broker expects TLS, without hanging.
 	d = &Dialer{Timeout: 5 * time.Second}
-	if _, err := d.Dial("tcp", ln.Addr().String()); err == nil {
+	if _, err := d.Dial("tcp", addr); err == nil {
 		t.Error("plaintext dial of a TLS listener succeeded")
 	}
 	// A certificate the client does not trust fails the handshake.
 	d = &Dialer{Timeout: 5 * time.Second, TLS: &tls.Config{}}
-	if _, err := d.Dial("tcp", ln.Addr().String()); err == nil {
+	if _, err := d.Dial("tcp", addr); err == nil {
 		t.Error("dial with an untrusted certificate succeeded")
 	}
-	ln.Close()
-	<-served
 }
 
 func TestConnTLSAlert(t *testing.T) {

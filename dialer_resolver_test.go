@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/saslhandshake"
 	"github.com/segmentio/kafka-go/sasl"
@@ -182,14 +183,14 @@ func (h *hostRecorder) seen() []string {
 func TestResolverKeepsBrokerNameForTLSAndSASL(t *testing.T) {
 	const name = "kafka.invalid"
 	serverConf, clientConf := tpSelfSignedTLS(t)
-	fc := tpNewFakeClusterTLS(t, 1, serverConf)
-	fc.brokers[0].host = name // the metadata names the broker by host name
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.NewTLS(t, 1, serverConf)
+	fc.Brokers[0].Host = name // the metadata names the broker by host name
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() == protocol.SaslHandshake {
-			r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+			r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
 		}
 	})
-	_, port, _ := net.SplitHostPort(fc.addr().String())
+	_, port, _ := net.SplitHostPort(fc.Addr().String())
 
 	// The client checks the certificate (issued to 127.0.0.1) itself and
 	// records the name it was told to expect.

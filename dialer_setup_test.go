@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/saslhandshake"
 	"github.com/segmentio/kafka-go/sasl/plain"
@@ -19,18 +20,18 @@ import (
 func TestDialerInterruptsEverySetupStage(t *testing.T) {
 	// stallOn makes a fake broker never answer requests of key.
 	stallOn := func(t *testing.T, key protocol.ApiKey) string {
-		fc := tpNewFakeCluster(t, 1)
-		fc.brokers[0].authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
+		fc := fakebroker.New(t, 1)
+		fc.Brokers[0].Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 			switch r.Msg.ApiKey() {
 			case key:
 				return true // never answered
 			case protocol.SaslHandshake:
-				r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+				r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
 				return true
 			}
 			return false
 		}
-		return fc.addr().String()
+		return fc.Addr().String()
 	}
 	// silent accepts connections and never writes: a TLS client waits for
 	// the server's hello forever.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,14 +19,14 @@ import (
 func TestReaderStreamCloseMidResponse(t *testing.T) {
 	stall := make(chan struct{})
 	defer close(stall)
-	sb := newStreamBroker(t, 20, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, 20, func(n int, r *fakebroker.Request, offset int64) {
 		b1, b2 := streamBatch(t, 0, 10), streamBatch(t, 10, 20)
 		f := fetchFrameV11(r.ID, 20, b1, b2)
 		writeRaw(r, f[0], f[1][:len(b1)+5])
 		<-stall
 	})
 	before := runtime.NumGoroutine()
-	r := NewReader(ReaderConfig{Brokers: []string{sb.fc.addr().String()}, Topic: "t", ReadBatchTimeout: time.Hour})
+	r := NewReader(ReaderConfig{Brokers: []string{sb.fc.Addr().String()}, Topic: "t", ReadBatchTimeout: time.Hour})
 	readOffsets(t, r, 10, 10*time.Second)
 	done := make(chan error, 1)
 	go func() { done <- r.Close() }()
@@ -51,7 +52,7 @@ func TestReaderStreamCloseAtAnyPoint(t *testing.T) {
 	stall := make(chan struct{})
 	var mu sync.Mutex
 	stallAt := -1 // batches sent whole before stalling (in the next); -1: none
-	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, end, func(n int, r *fakebroker.Request, offset int64) {
 		var batches [][]byte
 		for o := offset; o < end; o += 4 {
 			batches = append(batches, streamBatch(t, o, min(o+4, end)))
@@ -83,7 +84,7 @@ func TestReaderStreamCloseAtAnyPoint(t *testing.T) {
 		}
 		mu.Unlock()
 		r := NewReader(ReaderConfig{
-			Brokers: []string{sb.fc.addr().String()}, Topic: "t",
+			Brokers: []string{sb.fc.Addr().String()}, Topic: "t",
 			MaxWait: 50 * time.Millisecond, QueueCapacity: 1 + k%3,
 			ReadBatchTimeout: time.Hour,
 		})
