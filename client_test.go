@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/createpartitions"
 	"github.com/segmentio/kafka-go/protocol/createtopics"
@@ -27,9 +28,9 @@ func TestClientWithoutAddress(t *testing.T) {
 }
 
 func TestClientProduce(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	var got *produce.Request
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc.SetHandler(func(r *fakebroker.Request) {
 		req := r.Msg.(*produce.Request)
 		got = req
 		part := produce.ResponsePartition{Partition: 0, BaseOffset: 7, LogAppendTime: 1700000000123, LogStartOffset: 3}
@@ -39,10 +40,10 @@ func TestClientProduce(t *testing.T) {
 				RecordErrors: []produce.ResponseError{{BatchIndex: 1, BatchIndexErrorMessage: "timestamp out of range"}},
 			}
 		}
-		r.reply(&produce.Response{ThrottleTimeMs: 20, Topics: []produce.ResponseTopic{{Topic: req.Topics[0].Topic, Partitions: []produce.ResponsePartition{part}}}})
+		r.Reply(&produce.Response{ThrottleTimeMs: 20, Topics: []produce.ResponseTopic{{Topic: req.Topics[0].Topic, Partitions: []produce.ResponsePartition{part}}}})
 	})
-	fc.addTopics("bad")
-	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t), Timeout: 4 * time.Second}
+	fc.AddTopics("bad")
+	client := &Client{Addr: fc.Addr(), Transport: tpNewTransport(t), Timeout: 4 * time.Second}
 	ctx := context.Background()
 	records := func() RecordReader {
 		return NewRecordReader(
@@ -91,12 +92,12 @@ func TestClientProduce(t *testing.T) {
 		t.Fatalf("record errors %v", res.RecordErrors)
 	}
 
-	sent := fc.count(protocol.Produce, 0)
+	sent := fc.Count(protocol.Produce, 0)
 	res, err = client.Produce(ctx, &ProduceRequest{Topic: "t", RequiredAcks: RequireAll, Records: NewRecordReader()})
 	if err != nil || res == nil || res.Error != nil {
 		t.Fatalf("empty produce: %+v, %v; want an empty response", res, err)
 	}
-	if fc.count(protocol.Produce, 0) != sent {
+	if fc.Count(protocol.Produce, 0) != sent {
 		t.Fatal("an empty produce request was sent")
 	}
 
@@ -107,9 +108,9 @@ func TestClientProduce(t *testing.T) {
 }
 
 func TestClientRawProduce(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	var values []string
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc.SetHandler(func(r *fakebroker.Request) {
 		req := r.Msg.(*produce.Request)
 		rs := req.Topics[0].Partitions[0].RecordSet
 		for {
@@ -127,7 +128,7 @@ func TestClientRawProduce(t *testing.T) {
 	if _, err := set.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
+	client := &Client{Addr: fc.Addr(), Transport: tpNewTransport(t)}
 	res, err := client.RawProduce(context.Background(), &RawProduceRequest{
 		Topic: "t", RequiredAcks: RequireAll, RawRecords: protocol.RawRecordSet{Reader: &buf},
 	})
@@ -144,8 +145,8 @@ func TestClientRawProduce(t *testing.T) {
 }
 
 func TestClientAdminRequests(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		switch m := r.Msg.(type) {
 		case *findcoordinator.Request:
 			code := int16(0)
@@ -154,7 +155,7 @@ func TestClientAdminRequests(t *testing.T) {
 			}
 			tpCoordinatorReply(r, 1, "coord-host", code)
 		case *initproducerid.Request:
-			r.reply(&initproducerid.Response{ThrottleTimeMs: 5, ProducerID: 1234, ProducerEpoch: 3})
+			r.Reply(&initproducerid.Response{ThrottleTimeMs: 5, ProducerID: 1234, ProducerEpoch: 3})
 		case *createtopics.Request:
 			res := &createtopics.Response{}
 			for _, topic := range m.Topics {
@@ -166,10 +167,10 @@ func TestClientAdminRequests(t *testing.T) {
 					res.Topics = append(res.Topics, createtopics.ResponseTopic{Name: topic.Name, ErrorCode: int16(InvalidRequest)})
 					continue
 				}
-				fc.addTopics(topic.Name)
+				fc.AddTopics(topic.Name)
 				res.Topics = append(res.Topics, createtopics.ResponseTopic{Name: topic.Name})
 			}
-			r.reply(res)
+			r.Reply(res)
 		case *deletetopics.Request:
 			res := &deletetopics.Response{}
 			names := m.TopicNames
@@ -183,7 +184,7 @@ func TestClientAdminRequests(t *testing.T) {
 				}
 				res.Responses = append(res.Responses, deletetopics.ResponseTopic{Name: name, ErrorCode: code})
 			}
-			r.reply(res)
+			r.Reply(res)
 		case *createpartitions.Request:
 			res := &createpartitions.Response{}
 			for _, topic := range m.Topics {
@@ -193,10 +194,10 @@ func TestClientAdminRequests(t *testing.T) {
 				}
 				res.Results = append(res.Results, createpartitions.ResponseResult{Name: topic.Name, ErrorCode: code, ErrorMessage: msg})
 			}
-			r.reply(res)
+			r.Reply(res)
 		}
 	})
-	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
+	client := &Client{Addr: fc.Addr(), Transport: tpNewTransport(t)}
 	ctx := testContext(t)
 
 	fcr, err := client.FindCoordinator(ctx, &FindCoordinatorRequest{Key: "g", KeyType: CoordinatorKeyTypeConsumer})
@@ -262,12 +263,12 @@ func TestClientAdminRequests(t *testing.T) {
 }
 
 func TestClientConsumerOffsets(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	fc.setLeader(1, 2)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 2)
+	fc.SetLeader(1, 2)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		switch m := r.Msg.(type) {
 		case *findcoordinator.Request:
-			tpCoordinatorReply(r, 2, fc.brokers[1].host, 0)
+			tpCoordinatorReply(r, 2, fc.Brokers[1].Host, 0)
 		case *offsetfetch.Request:
 			if r.Broker != 2 {
 				t.Errorf("OffsetFetch sent to broker %d, not the coordinator", r.Broker)
@@ -282,13 +283,13 @@ func TestClientConsumerOffsets(t *testing.T) {
 			}
 			rt := []offsetfetch.ResponseTopic{{Name: topics[0].Name, Partitions: parts}}
 			if r.Version >= 8 {
-				r.reply(&offsetfetch.Response{Groups: []offsetfetch.ResponseGroup{{GroupID: group, Topics: rt}}})
+				r.Reply(&offsetfetch.Response{Groups: []offsetfetch.ResponseGroup{{GroupID: group, Topics: rt}}})
 			} else {
-				r.reply(&offsetfetch.Response{Topics: rt})
+				r.Reply(&offsetfetch.Response{Topics: rt})
 			}
 		}
 	})
-	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
+	client := &Client{Addr: fc.Addr(), Transport: tpNewTransport(t)}
 	offsets, err := client.ConsumerOffsets(testContext(t), TopicAndGroup{Topic: "t", GroupId: "g"})
 	if err != nil {
 		t.Fatal(err)

@@ -57,11 +57,13 @@ type connSetup struct {
 	expires time.Time
 }
 
-// openConn dials address with cfg.dial and sets the connection up. Dial and
-// setup together are bounded by cfg.dialTimeout and by ctx. The connection
+// openConn dials address with cfg.dial and sets the connection up as a
+// connection to the broker called name (its address before any resolver;
+// see setupConn). Dial and setup together are bounded by cfg.dialTimeout
+// and by ctx. The connection
 // is closed on any failure. A dial failure is returned as the dial function
 // gave it, wrapped in a *dialError, so that callers can word it their way.
-func openConn(ctx context.Context, cfg *dialConfig, network, address string) (*connSetup, error) {
+func openConn(ctx context.Context, cfg *dialConfig, network, address, name string) (*connSetup, error) {
 	if cfg.dialTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.dialTimeout)
@@ -71,7 +73,7 @@ func openConn(ctx context.Context, cfg *dialConfig, network, address string) (*c
 	if err != nil {
 		return nil, &dialError{err: err}
 	}
-	s, err := setupConn(ctx, cfg, nc, address)
+	s, err := setupConn(ctx, cfg, nc, name)
 	if err != nil {
 		nc.Close()
 		return nil, err
@@ -90,8 +92,10 @@ func (e *dialError) Unwrap() error { return e.err }
 // authenticates (when configured) on nc, synchronously, before anything
 // else reads it. ctx's deadline bounds every exchange, and ctx ending
 // interrupts a blocked read or write. nc keeps no deadline afterwards.
-// address is the broker's address as dialed (before any resolver): its host
-// is the TLS server name and the SASL host.
+// address is the broker's address as the user or the cluster metadata names
+// it (before any resolver): its host is the TLS server name and the SASL
+// host, since a resolver changes where a connection goes, not whom it
+// reaches.
 func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, address string) (*connSetup, error) {
 	host, port := splitAddress(address)
 	if cfg.tls != nil {
@@ -141,7 +145,8 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, address string
 }
 
 // dialFunc is the one adapter from a Dialer's settings to a dial function:
-// the Dialer's Resolver applied by resolveAddress, then its DialFunc, or a
+// the Dialer's Resolver applied by resolveAddress (a *net.Resolver too: as
+// in v0.4.51, only its first answer is dialed), then its DialFunc, or a
 // net.Dialer with its network settings. Conn (through Dialer), the Reader,
 // the ConsumerGroup and the Writer made by NewWriter all dial through it.
 func (d *Dialer) dialFunc() func(ctx context.Context, network, address string) (net.Conn, error) {
@@ -154,12 +159,6 @@ func (d *Dialer) dialFunc() func(ctx context.Context, network, address string) (
 			LocalAddr:     d.LocalAddr,
 			FallbackDelay: d.FallbackDelay,
 			KeepAlive:     d.KeepAlive,
-		}
-		// A *net.Resolver plugs into net.Dialer, which then tries every
-		// address it returns, not only the first (the port of address
-		// is kept, as resolveAddress would).
-		if r, ok := resolver.(*net.Resolver); ok {
-			nd.Resolver, resolver = r, nil
 		}
 		dial = nd.DialContext
 	}

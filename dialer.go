@@ -221,7 +221,7 @@ func (d *Dialer) connect(ctx context.Context, network, address string, config Co
 	if cfg.clientID == "" {
 		cfg.clientID = DefaultClientID
 	}
-	s, err := openConn(ctx, cfg, network, address)
+	s, err := openConn(ctx, cfg, network, address, address)
 	if err != nil {
 		var de *dialError
 		if errors.As(err, &de) {

@@ -2,11 +2,18 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go/internal/fakebroker"
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/saslhandshake"
+	"github.com/segmentio/kafka-go/sasl"
 )
 
 // dialRecorder is a Dialer.DialFunc that records the addresses dialed and
@@ -142,3 +149,193 @@ func TestResolveAddress(t *testing.T) {
 type failingResolver struct{ err error }
 
 func (r failingResolver) LookupHost(context.Context, string) ([]string, error) { return nil, r.err }
+
+// hostRecorder is a SASL mechanism that records the host it is told it
+// authenticates with, then aborts the exchange.
+type hostRecorder struct {
+	mu    sync.Mutex
+	hosts []string
+}
+
+func (h *hostRecorder) Name() string { return "PLAIN" }
+
+func (h *hostRecorder) Start(ctx context.Context) (sasl.StateMachine, []byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if m := sasl.MetadataFromContext(ctx); m != nil {
+		h.hosts = append(h.hosts, m.Host)
+	} else {
+		h.hosts = append(h.hosts, "<no metadata>")
+	}
+	return nil, nil, errors.New("recorded")
+}
+
+func (h *hostRecorder) seen() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.hosts...)
+}
+
+// A resolver changes where a connection goes, not whom it talks to: the TLS
+// certificate is checked against the broker's host name and SASL is told
+// that name, for a Transport (BrokerResolver, seed and metadata brokers
+// alike) and for a Dialer (Resolver).
+func TestResolverKeepsBrokerNameForTLSAndSASL(t *testing.T) {
+	const name = "kafka.invalid"
+	serverConf, clientConf := tpSelfSignedTLS(t)
+	fc := fakebroker.NewTLS(t, 1, serverConf)
+	fc.Brokers[0].Host = name // the metadata names the broker by host name
+	fc.SetHandler(func(r *fakebroker.Request) {
+		if r.Msg.ApiKey() == protocol.SaslHandshake {
+			r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+		}
+	})
+	_, port, _ := net.SplitHostPort(fc.Addr().String())
+
+	// The client checks the certificate (issued to 127.0.0.1) itself and
+	// records the name it was told to expect.
+	var mu sync.Mutex
+	var serverNames []string
+	tlsConf := clientConf.Clone()
+	tlsConf.InsecureSkipVerify = true
+	tlsConf.VerifyConnection = func(cs tls.ConnectionState) error {
+		mu.Lock()
+		serverNames = append(serverNames, cs.ServerName)
+		mu.Unlock()
+		return nil
+	}
+	checkNames := func(t *testing.T, mech *hostRecorder) {
+		t.Helper()
+		mu.Lock()
+		got := append([]string(nil), serverNames...)
+		serverNames = nil
+		mu.Unlock()
+		if len(got) == 0 {
+			t.Fatal("no TLS handshake")
+		}
+		for _, n := range got {
+			if n != name {
+				t.Errorf("TLS server name %q, want %q", n, name)
+			}
+		}
+		hosts := mech.seen()
+		if len(hosts) == 0 {
+			t.Fatal("no SASL exchange")
+		}
+		for _, h := range hosts {
+			if h != name {
+				t.Errorf("SASL host %q, want %q", h, name)
+			}
+		}
+	}
+
+	t.Run("Transport", func(t *testing.T) {
+		mech := new(hostRecorder)
+		tr := &Transport{
+			TLS:         tlsConf,
+			SASL:        mech,
+			MetadataTTL: time.Hour,
+			Resolver:    &tpMapResolver{ips: map[string]string{name: "127.0.0.1"}},
+		}
+		defer tr.CloseIdleConnections()
+		if _, err := tr.RoundTrip(testContext(t), TCP(name+":"+port), tpProduceRequest(0, -1)); err == nil {
+			t.Fatal("the exchange succeeded although SASL failed")
+		}
+		checkNames(t, mech)
+	})
+	t.Run("Dialer", func(t *testing.T) {
+		mech := new(hostRecorder)
+		d := &Dialer{TLS: tlsConf, SASLMechanism: mech, Resolver: fixedResolver{"127.0.0.1"}, Timeout: 10 * time.Second}
+		if c, err := d.DialContext(testContext(t), "tcp", name+":"+port); err == nil {
+			c.Close()
+			t.Fatal("the dial succeeded although SASL failed")
+		}
+		checkNames(t, mech)
+	})
+}
+
+// dnsAnswers is a DNS server, reached through the *net.Resolver's Dial, that
+// answers every A question with ips in that order and every other question
+// with nothing.
+func dnsAnswers(ips ...string) *net.Resolver {
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			client, server := net.Pipe()
+			go func() {
+				defer server.Close()
+				buf := make([]byte, 512)
+				for {
+					n, err := server.Read(buf)
+					if err != nil {
+						return
+					}
+					// net.Pipe is no PacketConn, so the resolver frames
+					// its messages as over TCP: a two-byte length first.
+					q := buf[2:n]
+					// The question ends after its name (labels up to a
+					// zero byte) and its type and class.
+					end := 12
+					for end < len(q) && q[end] != 0 {
+						end += int(q[end]) + 1
+					}
+					end += 5
+					qtype := int(q[end-4])<<8 | int(q[end-3])
+					var answers [][]byte
+					if qtype == 1 {
+						for _, ip := range ips {
+							rr := []byte{0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4}
+							answers = append(answers, append(rr, net.ParseIP(ip).To4()...))
+						}
+					}
+					res := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, byte(len(answers)), 0, 0, 0, 0}, q[12:end]...)
+					for _, a := range answers {
+						res = append(res, a...)
+					}
+					res = append([]byte{byte(len(res) >> 8), byte(len(res))}, res...)
+					if _, err := server.Write(res); err != nil {
+						return
+					}
+				}
+			}()
+			return client, nil
+		},
+	}
+}
+
+// A Dialer uses the first address its Resolver answers, and only that one,
+// as v0.4.51 does; a *net.Resolver is no exception (v0.4.51 calls its
+// LookupHost like any other Resolver's): when the first address refuses
+// the connection, the dial fails, although the second would have taken it.
+func TestResolverFirstAnswerOnly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	// 127.0.0.2 is loopback too, but nothing listens there on port.
+	r := dnsAnswers("127.0.0.2", "127.0.0.1")
+	answers, err := r.LookupHost(testContext(t), "kafka.test")
+	if err != nil || len(answers) != 2 || answers[0] != "127.0.0.2" {
+		t.Fatalf("the fake DNS answers %v, %v; want [127.0.0.2 127.0.0.1]", answers, err)
+	}
+	d := &Dialer{Resolver: r, Timeout: 10 * time.Second}
+	c, err := d.DialContext(testContext(t), "tcp", "kafka.test:"+port)
+	if err == nil {
+		c.Close()
+		t.Fatal("dialed the resolver's second answer")
+	}
+	if !strings.Contains(err.Error(), "127.0.0.2:"+port) {
+		t.Fatalf("error %v does not name the first answer", err)
+	}
+}

@@ -72,7 +72,7 @@ func (c *Client) Fetch(ctx context.Context, req *FetchRequest) (*FetchResponse, 
 	}
 	// The broker may hold the request for MaxWait, but no longer than the
 	// client's own time budget allows.
-	wait := min(durationOrDefault(req.MaxWait, defaultMaxWait), c.timeout(ctx, math.MaxInt64))
+	wait := min(orDefault(req.MaxWait, defaultMaxWait), c.timeout(ctx, math.MaxInt64))
 
 	part := fetchAPI.RequestPartition{
 		Partition:          int32(req.Partition),

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/internal/logshape"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -15,14 +16,14 @@ import (
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
 )
 
-// logBroker is the fake cluster (tpFakeCluster, one broker) serving
+// logBroker is the fake cluster (fakebroker.Cluster, one broker) serving
 // partition 0 of topic "t" from a logshape.Log: Fetch answered as Kafka
 // answers it (internal/logshape), ListOffsets from the log's offsets, and
 // FindCoordinator with the group requests of a stubCoordinator, which is
 // enough for a group Reader.
 type logBroker struct {
 	t     testing.TB
-	fc    *tpFakeCluster
+	fc    *fakebroker.Cluster
 	log   *logshape.Log
 	group *stubCoordinator
 
@@ -34,23 +35,23 @@ type logBroker struct {
 func newLogBroker(t testing.TB, log *logshape.Log, seed int64) *logBroker {
 	lb := &logBroker{
 		t:     t,
-		fc:    tpNewFakeCluster(t, 1),
+		fc:    fakebroker.New(t, 1),
 		log:   log,
 		group: &stubCoordinator{committed: map[int32]int64{}, left: make(chan string, 16), alone: true},
 		rng:   rand.New(rand.NewSource(seed)),
 	}
 	// stubCoordinator reads and answers OffsetFetch in the one-group
 	// layout of v0-7.
-	lb.fc.brokers[0].setApiKey(protocol.OffsetFetch, 1, 7)
-	lb.fc.setHandler(lb.handle)
+	lb.fc.Brokers[0].SetApiKey(protocol.OffsetFetch, 1, 7)
+	lb.fc.SetHandler(lb.handle)
 	return lb
 }
 
-func (lb *logBroker) addr() net.Addr { return lb.fc.addr() }
+func (lb *logBroker) addr() net.Addr { return lb.fc.Addr() }
 
 // setFetchVersions limits the Fetch versions the broker accepts.
 func (lb *logBroker) setFetchVersions(min, max int16) {
-	lb.fc.brokers[0].setApiKey(protocol.Fetch, min, max)
+	lb.fc.Brokers[0].SetApiKey(protocol.Fetch, min, max)
 }
 
 func (lb *logBroker) fetchOffsets() []int64 {
@@ -59,7 +60,7 @@ func (lb *logBroker) fetchOffsets() []int64 {
 	return append([]int64(nil), lb.fetches...)
 }
 
-func (lb *logBroker) handle(r *tpFakeRequest) {
+func (lb *logBroker) handle(r *fakebroker.Request) {
 	switch m := r.Msg.(type) {
 	case *fetch.Request:
 		lb.fetch(r, m)
@@ -85,28 +86,28 @@ func (lb *logBroker) handle(r *tpFakeRequest) {
 			}
 			res.Topics = append(res.Topics, rt)
 		}
-		r.reply(res)
+		r.Reply(res)
 	case *findcoordinator.Request:
-		b := lb.fc.brokers[0]
-		r.reply(&findcoordinator.Response{NodeID: b.id, Host: b.host, Port: b.port})
+		b := lb.fc.Brokers[0]
+		r.Reply(&findcoordinator.Response{NodeID: b.ID, Host: b.Host, Port: b.Port})
 	default:
 		res, err := lb.group.RoundTrip(context.Background(), nil, r.Msg)
 		if err != nil {
 			lb.t.Errorf("log broker: %v", err)
-			r.closeConn()
+			r.CloseConn()
 			return
 		}
-		r.reply(res)
+		r.Reply(res)
 	}
 }
 
 // fetch answers a Fetch of partition 0 of "t" from the log; a fetch with
 // nothing to return waits a little first, as a broker holds it for
 // MaxWait (the log does not grow).
-func (lb *logBroker) fetch(r *tpFakeRequest, m *fetch.Request) {
+func (lb *logBroker) fetch(r *fakebroker.Request, m *fetch.Request) {
 	if len(m.Topics) != 1 || m.Topics[0].Topic != "t" || len(m.Topics[0].Partitions) != 1 || m.Topics[0].Partitions[0].Partition != 0 {
 		lb.t.Errorf("log broker: fetch of %+v", m.Topics)
-		r.closeConn()
+		r.CloseConn()
 		return
 	}
 	p := m.Topics[0].Partitions[0]
@@ -125,13 +126,13 @@ func (lb *logBroker) fetch(r *tpFakeRequest, m *fetch.Request) {
 	lb.mu.Unlock()
 	if err != nil {
 		lb.t.Errorf("log broker: %v", err)
-		r.closeConn()
+		r.CloseConn()
 		return
 	}
 	frame, err := res.Frame(r.Version, r.ID, "t", 0)
 	if err != nil {
 		lb.t.Errorf("log broker: %v", err)
-		r.closeConn()
+		r.CloseConn()
 		return
 	}
 	if len(res.Records) == 0 && res.ErrorCode == 0 {

@@ -748,7 +748,7 @@ func (r *Reader) lagLoop(ctx context.Context) {
 		if err == nil {
 			r.stats.lag.observe(lag)
 		} else if ctx.Err() == nil {
-			r.stats.errors.observe(1)
+			r.stats.errors.add(1)
 			r.withErrorLogger(func(l Logger) {
 				l.Printf("kafka reader failed to read lag of partition %d of %s: %s", r.config.Partition, r.config.Topic, err)
 			})
@@ -805,7 +805,7 @@ func (r *Reader) run(cg *ConsumerGroup) {
 		if gen == nil {
 			return
 		}
-		r.stats.rebalances.observe(1)
+		r.stats.rebalances.add(1)
 		r.subscribe(gen.Assignments)
 		gen.Start(func(ctx context.Context) { r.commitLoop(ctx, gen) })
 		gen.Start(func(ctx context.Context) {
@@ -844,7 +844,7 @@ func (r *Reader) nextGeneration(cg *ConsumerGroup) (*Generation, error) {
 		if r.life.Err() != nil {
 			return nil, nil
 		}
-		r.stats.errors.observe(1)
+		r.stats.errors.add(1)
 		var fatal *fatalGroupError
 		if errors.As(err, &fatal) {
 			break // the group logged it, and stopped

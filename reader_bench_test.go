@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -129,23 +130,23 @@ func (s *wireFetchStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 // serveOver answers the fetches of a Reader from s over loopback, as a
 // broker does: the frame (v11) is written to the connection, and the
 // Reader reads it through its Transport (records streamed off the socket).
-func (s *wireFetchStub) serveOver(tb testing.TB) *tpFakeCluster {
-	fc := tpNewFakeCluster(tb, 1)
-	b := fc.brokers[0]
-	b.mu.Lock()
-	keys := append([]apiversions.ApiKeyResponse(nil), b.apiKeys...)
+func (s *wireFetchStub) serveOver(tb testing.TB) *fakebroker.Cluster {
+	fc := fakebroker.New(tb, 1)
+	b := fc.Brokers[0]
+	b.Mu.Lock()
+	keys := append([]apiversions.ApiKeyResponse(nil), b.ApiKeys...)
 	for i := range keys {
 		if protocol.ApiKey(keys[i].ApiKey) == protocol.Fetch {
 			keys[i].MaxVersion = wireFetchVersion
 		}
 	}
-	b.apiKeys = keys
-	b.mu.Unlock()
-	fc.setHandler(func(r *tpFakeRequest) {
+	b.ApiKeys = keys
+	b.Mu.Unlock()
+	fc.SetHandler(func(r *fakebroker.Request) {
 		switch req := r.Msg.(type) {
 		case *listoffsets.Request:
 			res, _ := s.RoundTrip(context.Background(), nil, req)
-			r.reply(res)
+			r.Reply(res)
 		case *fetch.Request:
 			s.mu.Lock()
 			base := req.Topics[0].Partitions[0].FetchOffset
@@ -153,9 +154,9 @@ func (s *wireFetchStub) serveOver(tb testing.TB) *tpFakeCluster {
 				binary.BigEndian.PutUint64(s.frame[pos:], uint64(base+int64(i)*s.batch))
 			}
 			binary.BigEndian.PutUint32(s.frame[4:], uint32(r.ID))
-			r.conn.wmu.Lock()
-			r.conn.nc.Write(s.frame)
-			r.conn.wmu.Unlock()
+			r.Conn.WMu.Lock()
+			r.Conn.NC.Write(s.frame)
+			r.Conn.WMu.Unlock()
 			s.mu.Unlock()
 		}
 	})
@@ -178,7 +179,7 @@ func BenchmarkReaderReadMessage(b *testing.B) {
 			b.Run(fmt.Sprintf("%dB/%s", size, name), func(b *testing.B) {
 				stub := newWireFetchStub(b, size, 1000*100/size, 1e6, codec)
 				fc := stub.serveOver(b)
-				r := NewReader(ReaderConfig{Brokers: []string{fc.addr().String()}, Topic: "t"})
+				r := NewReader(ReaderConfig{Brokers: []string{fc.Addr().String()}, Topic: "t"})
 				defer r.Close()
 				ctx := context.Background()
 				if _, err := r.ReadMessage(ctx); err != nil { // start-up out of the measure

@@ -71,7 +71,7 @@ func (p *partitionReader) run(ctx context.Context, offset int64) {
 			if attempt >= cfg.MaxAttempts {
 				p.sendError(ctx, err)
 			} else {
-				p.stats().errors.observe(1)
+				p.stats().errors.add(1)
 				p.logError(func(l Logger) {
 					l.Printf("error initializing the kafka reader for partition %d of %s: %s", p.partition, p.topic, err)
 				})
@@ -117,12 +117,12 @@ func (p *partitionReader) readLoop(ctx context.Context, offset *int64) bool {
 			p.logError(func(l Logger) {
 				l.Printf("failed to read from current broker %v for partition %d of %s at offset %d: %v", cfg.Brokers, p.partition, p.topic, toHumanOffset(*offset), err)
 			})
-			p.stats().rebalances.observe(1)
+			p.stats().rebalances.add(1)
 			return true
 
 		case errors.Is(err, RequestTimedOut):
 			errcount = 0
-			p.stats().timeouts.observe(1)
+			p.stats().timeouts.add(1)
 			p.log(func(l Logger) {
 				l.Printf("no messages received from kafka within the allocated time for partition %d of %s at offset %d: %v", p.partition, p.topic, toHumanOffset(*offset), err)
 			})
@@ -164,7 +164,7 @@ func (p *partitionReader) readLoop(ctx context.Context, offset *int64) bool {
 			p.logError(func(l Logger) {
 				l.Printf("the kafka reader lost its connection reading partition %d of %s at offset %d: %s", p.partition, p.topic, toHumanOffset(*offset), err)
 			})
-			p.stats().errors.observe(1)
+			p.stats().errors.add(1)
 			return true
 
 		default:
@@ -175,7 +175,7 @@ func (p *partitionReader) readLoop(ctx context.Context, offset *int64) bool {
 				p.logError(func(l Logger) {
 					l.Printf("the kafka reader got an unknown error reading partition %d of %s at offset %d: %s", p.partition, p.topic, toHumanOffset(*offset), err)
 				})
-				p.stats().errors.observe(1)
+				p.stats().errors.add(1)
 				return true
 			}
 		}
@@ -192,8 +192,8 @@ func (p *partitionReader) initialize(ctx context.Context, offset int64) (int64, 
 	if errors.Is(err, UnknownTopicOrPartition) && p.reader.createTopic(ctx, p.topic) {
 		first, last, err = p.reader.listFirstLast(ctx, p.topic, p.partition)
 	}
-	p.stats().dials.observe(1)
-	p.stats().dialTime.observeDuration(time.Since(t0))
+	p.stats().dials.add(1)
+	p.stats().dialTime.observeSince(t0)
 	if err != nil {
 		return 0, err
 	}
@@ -222,7 +222,7 @@ func (p *partitionReader) initialize(ctx context.Context, offset int64) (int64, 
 func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error) {
 	cfg := p.config()
 	st := p.stats()
-	st.fetches.observe(1)
+	st.fetches.add(1)
 	st.offset.observe(offset)
 
 	req := &fetch.Request{
@@ -247,8 +247,8 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 	var count, size, hwm int64
 	send := func(msg Message) error {
 		n := int64(len(msg.Key) + len(msg.Value))
-		st.messages.observe(1)
-		st.bytes.observe(n)
+		st.messages.add(1)
+		st.bytes.add(n)
 		if err := p.sendMessage(ctx, msg, hwm); err != nil {
 			return err
 		}
@@ -301,7 +301,7 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 		next, err = p.deliver(ctx, part, offset, records.Next, send)
 		next = max(next, offset)
 		batches = records.Batches()
-		st.readTime.observeDuration(time.Since(t1))
+		st.readTime.observeSince(t1)
 		st.fetchSize.observe(count)
 		st.fetchBytes.observe(size)
 		if err != nil {

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -23,31 +23,31 @@ import (
 // end) whose Fetch answers are raw frames written by the test, in pieces,
 // so that a test controls where a response stops, stalls or breaks.
 type streamBroker struct {
-	fc  *tpFakeCluster
+	fc  *fakebroker.Cluster
 	end int64
 
 	mu      sync.Mutex
 	fetches []int64 // fetch offsets, in order
-	answer  func(n int, r *tpFakeRequest, offset int64)
+	answer  func(n int, r *fakebroker.Request, offset int64)
 }
 
-func newStreamBroker(t *testing.T, end int64, answer func(n int, r *tpFakeRequest, offset int64)) *streamBroker {
-	return newStreamBrokerOn(t, tpNewFakeCluster(t, 1), end, answer)
+func newStreamBroker(t *testing.T, end int64, answer func(n int, r *fakebroker.Request, offset int64)) *streamBroker {
+	return newStreamBrokerOn(t, fakebroker.New(t, 1), end, answer)
 }
 
 // newStreamBrokerOn is newStreamBroker on the fake cluster fc (one broker).
-func newStreamBrokerOn(t *testing.T, fc *tpFakeCluster, end int64, answer func(n int, r *tpFakeRequest, offset int64)) *streamBroker {
+func newStreamBrokerOn(t *testing.T, fc *fakebroker.Cluster, end int64, answer func(n int, r *fakebroker.Request, offset int64)) *streamBroker {
 	sb := &streamBroker{fc: fc, end: end, answer: answer}
-	b := sb.fc.brokers[0]
-	b.mu.Lock()
-	for i, k := range b.apiKeys {
+	b := sb.fc.Brokers[0]
+	b.Mu.Lock()
+	for i, k := range b.ApiKeys {
 		if protocol.ApiKey(k.ApiKey) == protocol.Fetch {
-			b.apiKeys[i].MaxVersion = 11 // the frames below are v11
+			b.ApiKeys[i].MaxVersion = 11 // the frames below are v11
 		}
 	}
-	b.apiKeys = append([]apiversions.ApiKeyResponse(nil), b.apiKeys...)
-	b.mu.Unlock()
-	sb.fc.setHandler(func(r *tpFakeRequest) {
+	b.ApiKeys = append([]apiversions.ApiKeyResponse(nil), b.ApiKeys...)
+	b.Mu.Unlock()
+	sb.fc.SetHandler(func(r *fakebroker.Request) {
 		switch m := r.Msg.(type) {
 		case *listoffsets.Request:
 			p := m.Topics[0].Partitions[0]
@@ -55,7 +55,7 @@ func newStreamBrokerOn(t *testing.T, fc *tpFakeCluster, end int64, answer func(n
 			if p.Timestamp == FirstOffset {
 				offset = 0
 			}
-			r.reply(&listoffsets.Response{Topics: []listoffsets.ResponseTopic{{
+			r.Reply(&listoffsets.Response{Topics: []listoffsets.ResponseTopic{{
 				Topic: "t", Partitions: []listoffsets.ResponsePartition{{Partition: p.Partition, Offset: offset}},
 			}}})
 		case *fetch.Request:
@@ -87,11 +87,11 @@ func (sb *streamBroker) fetchOffsets() []int64 {
 
 // writeRaw writes the pieces to the connection of r, in order, each in
 // its own write.
-func writeRaw(r *tpFakeRequest, pieces ...[]byte) {
-	r.conn.wmu.Lock()
-	defer r.conn.wmu.Unlock()
+func writeRaw(r *fakebroker.Request, pieces ...[]byte) {
+	r.Conn.WMu.Lock()
+	defer r.Conn.WMu.Unlock()
 	for _, p := range pieces {
-		if _, err := r.conn.nc.Write(p); err != nil {
+		if _, err := r.Conn.NC.Write(p); err != nil {
 			return
 		}
 	}
@@ -139,7 +139,7 @@ func fetchFrameV11(id int32, hwm int64, batches ...[]byte) [][]byte {
 
 func newStreamReader(t *testing.T, sb *streamBroker, modify func(*ReaderConfig)) *Reader {
 	cfg := ReaderConfig{
-		Brokers:        []string{sb.fc.addr().String()},
+		Brokers:        []string{sb.fc.Addr().String()},
 		Topic:          "t",
 		MaxWait:        50 * time.Millisecond,
 		ReadBackoffMin: time.Millisecond,
@@ -185,7 +185,7 @@ func offsetRange(from, to int64) string {
 // (reading the response whole first, it would deliver nothing).
 func TestReaderStreamDeliversBeforeResponseEnds(t *testing.T) {
 	rest := make(chan struct{})
-	sb := newStreamBroker(t, 20, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, 20, func(n int, r *fakebroker.Request, offset int64) {
 		if n != 0 {
 			writeRaw(r, fetchFrameV11(r.ID, 20, streamBatch(t, offset, 20))...)
 			return
@@ -215,7 +215,7 @@ func TestReaderStreamDeliversBeforeResponseEnds(t *testing.T) {
 func TestReaderStreamConnectionLostMidResponse(t *testing.T) {
 	for _, cut := range []int{0, 1, 12, 30, 61, 70} {
 		t.Run(fmt.Sprint(cut), func(t *testing.T) {
-			sb := newStreamBroker(t, 20, func(n int, r *tpFakeRequest, offset int64) {
+			sb := newStreamBroker(t, 20, func(n int, r *fakebroker.Request, offset int64) {
 				if n != 0 {
 					writeRaw(r, fetchFrameV11(r.ID, 20, streamBatch(t, offset, 20))...)
 					return
@@ -224,7 +224,7 @@ func TestReaderStreamConnectionLostMidResponse(t *testing.T) {
 				f := fetchFrameV11(r.ID, 20, b1, b2)
 				writeRaw(r, f[0], f[1][:len(b1)+cut])
 				time.Sleep(20 * time.Millisecond)
-				r.closeConn()
+				r.CloseConn()
 			})
 			r := newStreamReader(t, sb, nil)
 			if got := fmt.Sprint(readOffsets(t, r, 20, 10*time.Second)); got != offsetRange(0, 20) {
@@ -243,7 +243,7 @@ func TestReaderStreamConnectionLostMidResponse(t *testing.T) {
 func TestReaderStreamBrokerStallsMidResponse(t *testing.T) {
 	stall := make(chan struct{})
 	defer close(stall)
-	sb := newStreamBroker(t, 20, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, 20, func(n int, r *fakebroker.Request, offset int64) {
 		if n != 0 {
 			writeRaw(r, fetchFrameV11(r.ID, 20, streamBatch(t, offset, 20))...)
 			return
@@ -269,7 +269,7 @@ func TestReaderStreamSlowProgram(t *testing.T) {
 	// 3000 records, several times the read-ahead buffer, all sent at once:
 	// the Reader reads the socket again and again while the program dawdles.
 	const end = 3000
-	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, end, func(n int, r *fakebroker.Request, offset int64) {
 		var batches [][]byte
 		for from := offset; from < end; from += 1000 {
 			batches = append(batches, streamBatch(t, from, min(from+1000, end)))
@@ -300,7 +300,7 @@ func TestReaderStreamSlowProgram(t *testing.T) {
 // error is logged, and reading goes on after the batch, without
 // delivering anything twice.
 func TestReaderStreamCRCMismatch(t *testing.T) {
-	sb := newStreamBroker(t, 20, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, 20, func(n int, r *fakebroker.Request, offset int64) {
 		if offset != 0 {
 			writeRaw(r, fetchFrameV11(r.ID, 20, streamBatch(t, offset, 20))...)
 			return
@@ -331,40 +331,11 @@ func TestReaderStreamCRCMismatch(t *testing.T) {
 	}
 }
 
-// Closing the Reader while it waits in the middle of a response returns
-// at once and leaves no goroutine behind.
-func TestReaderStreamCloseMidResponse(t *testing.T) {
-	stall := make(chan struct{})
-	defer close(stall)
-	sb := newStreamBroker(t, 20, func(n int, r *tpFakeRequest, offset int64) {
-		b1, b2 := streamBatch(t, 0, 10), streamBatch(t, 10, 20)
-		f := fetchFrameV11(r.ID, 20, b1, b2)
-		writeRaw(r, f[0], f[1][:len(b1)+5])
-		<-stall
-	})
-	before := runtime.NumGoroutine()
-	r := NewReader(ReaderConfig{Brokers: []string{sb.fc.addr().String()}, Topic: "t", ReadBatchTimeout: time.Hour})
-	readOffsets(t, r, 10, 10*time.Second)
-	done := make(chan error, 1)
-	go func() { done <- r.Close() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close blocked by a response in progress")
-	}
-	// The fake broker's handler of the stalled request (one goroutine)
-	// stays until the test ends.
-	tpWaitFor(t, "the Reader's goroutines to exit", func() bool { return runtime.NumGoroutine() <= before+2 })
-}
-
 // SetOffset while a partition reader is in the middle of a response
 // (waiting for room in the queue): nothing of the old response reaches
 // the program after the call, and reading starts at the new offset.
 func TestReaderStreamSetOffsetMidResponse(t *testing.T) {
-	sb := newStreamBroker(t, 40, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, 40, func(n int, r *fakebroker.Request, offset int64) {
 		batches := [][]byte{streamBatch(t, offset, min(offset+10, 40))}
 		if offset+10 < 40 {
 			batches = append(batches, streamBatch(t, offset+10, 40))
@@ -391,7 +362,7 @@ func TestReaderStreamTLS(t *testing.T) {
 	serverConf, clientConf := tpSelfSignedTLS(t)
 	stall := make(chan struct{})
 	defer close(stall)
-	sb := newStreamBrokerOn(t, tpNewFakeClusterTLS(t, 1, serverConf), 20, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBrokerOn(t, fakebroker.NewTLS(t, 1, serverConf), 20, func(n int, r *fakebroker.Request, offset int64) {
 		if n != 0 {
 			writeRaw(r, fetchFrameV11(r.ID, 20, streamBatch(t, offset, 20))...)
 			return
@@ -417,7 +388,7 @@ func TestReaderStreamTLS(t *testing.T) {
 // invalid code here) is reported to ReadMessage, as upstream's Reader does,
 // instead of being retried in silence.
 func TestReaderReportsUnknownCodec(t *testing.T) {
-	sb := newStreamBroker(t, 5, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, 5, func(n int, r *fakebroker.Request, offset int64) {
 		b := streamBatch(t, 0, 5)
 		binary.BigEndian.PutUint16(b[21:], 7) // attributes: codec 7
 		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/sasl/plain"
 )
@@ -216,7 +217,7 @@ func TestReaderWireRecordFields(t *testing.T) {
 			}
 		}, 300, codec)
 		fc := stub.serveOver(t)
-		r := NewReader(ReaderConfig{Brokers: []string{fc.addr().String()}, Topic: "t"})
+		r := NewReader(ReaderConfig{Brokers: []string{fc.Addr().String()}, Topic: "t"})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		for i := 0; i < 8; i++ {
 			m, err := r.ReadMessage(ctx)
@@ -252,10 +253,10 @@ func TestReaderWireRecordFields(t *testing.T) {
 // setups), whether the broker says so or hangs up: a lost connection in
 // the middle of a SASL exchange is retried, a refusal is not hidden.
 func TestReaderReportsRefusedLogin(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	tpPlainV0Auth(fc.brokers[0], "u", "p")
+	fc := fakebroker.New(t, 1)
+	tpPlainV0Auth(fc.Brokers[0], "u", "p")
 	r := NewReader(ReaderConfig{
-		Brokers:        []string{fc.addr().String()},
+		Brokers:        []string{fc.Addr().String()},
 		Topic:          "t",
 		Dialer:         &Dialer{SASLMechanism: plain.Mechanism{Username: "u", Password: "wrong"}},
 		MaxAttempts:    2,

@@ -25,9 +25,10 @@ type DurationStats struct {
 	Sum   time.Duration `metric:"sum" type:"counter"`
 }
 
-// The statistics types below are updated with atomic operations, so that
-// readers and writers can record them from any goroutine without a lock,
-// and read (snapshot) them concurrently. Their zero values are ready to use.
+// The statistics types below, the one engine behind ReaderStats and
+// WriterStats, are updated with atomic operations, so that readers and
+// writers can record them from any goroutine without a lock, and read
+// (snapshot) them concurrently. Their zero values are ready to use.
 //
 // They are plain int64 (not atomic.Int64) so that structs holding them can
 // be built by value; on 32-bit platforms they must therefore sit at 64-bit
@@ -37,7 +38,7 @@ type DurationStats struct {
 // snapshot.
 type counter int64
 
-func (c *counter) observe(v int64) { atomic.AddInt64((*int64)(c), v) }
+func (c *counter) add(v int64) { atomic.AddInt64((*int64)(c), v) }
 
 func (c *counter) snapshot() int64 { return atomic.SwapInt64((*int64)(c), 0) }
 
@@ -113,17 +114,17 @@ type summary struct {
 	max   maximum
 }
 
-// makeSummary returns an empty summary; the zero value works as well.
-func makeSummary() summary { return summary{} }
-
 func (s *summary) observe(v int64) {
-	s.count.observe(1)
-	s.sum.observe(v)
+	s.count.add(1)
+	s.sum.add(v)
 	s.min.observe(v)
 	s.max.observe(v)
 }
 
 func (s *summary) observeDuration(d time.Duration) { s.observe(int64(d)) }
+
+// observeSince observes the time elapsed since start.
+func (s *summary) observeSince(start time.Time) { s.observe(int64(time.Since(start))) }
 
 // snapshot returns the summary of the values observed since the previous
 // snapshot and starts a new period.

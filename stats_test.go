@@ -10,8 +10,8 @@ import (
 
 func TestCounterAndGauge(t *testing.T) {
 	var c counter
-	c.observe(3)
-	c.observe(4)
+	c.add(3)
+	c.add(4)
 	if c.snapshot() != 7 || c.snapshot() != 0 {
 		t.Fatal("counter must report the total and reset")
 	}
@@ -51,7 +51,7 @@ func TestMinimumMaximum(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
-	var s summary // the zero value works, as makeSummary's result
+	var s summary // the zero value is ready to use
 	if got := s.snapshot(); got != (SummaryStats{}) {
 		t.Fatalf("empty summary: %+v", got)
 	}
@@ -65,7 +65,7 @@ func TestSummary(t *testing.T) {
 		t.Fatalf("summary must reset: %+v", got)
 	}
 
-	d := makeSummary()
+	var d summary
 	d.observeDuration(time.Second)
 	d.observeDuration(3 * time.Second)
 	want := DurationStats{Avg: 2 * time.Second, Min: time.Second, Max: 3 * time.Second, Count: 2, Sum: 4 * time.Second}

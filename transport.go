@@ -140,12 +140,13 @@ const (
 	defaultMetadataTTL = 6 * time.Second
 )
 
-// durationOrDefault returns d, or def when d is not a usable duration.
-func durationOrDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
+// orDefault returns v, or def when v is zero or negative: the package's one
+// reading of an unset (or unusable) count, size or duration setting.
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
 		return def
 	}
-	return d
+	return v
 }
 
 func (t *Transport) context() context.Context {

@@ -74,13 +74,13 @@ func newCluster(t *Transport, addr net.Addr) *cluster {
 	cl := &cluster{
 		cfg: dialConfig{
 			dial:        t.Dial,
-			dialTimeout: durationOrDefault(t.DialTimeout, defaultDialTimeout),
+			dialTimeout: orDefault(t.DialTimeout, defaultDialTimeout),
 			clientID:    t.ClientID,
 			tls:         t.TLS,
 			sasl:        t.SASL,
 		},
-		idleTimeout:    durationOrDefault(t.IdleTimeout, defaultIdleTimeout),
-		metadataTTL:    durationOrDefault(t.MetadataTTL, defaultMetadataTTL),
+		idleTimeout:    orDefault(t.IdleTimeout, defaultIdleTimeout),
+		metadataTTL:    orDefault(t.MetadataTTL, defaultMetadataTTL),
 		metadataTopics: append([]string(nil), t.MetadataTopics...),
 		resolver:       t.Resolver,
 		ctx:            ctx,

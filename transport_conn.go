@@ -93,10 +93,10 @@ var errConnClosed = errors.New("kafka: connection closed by the transport")
 // default 4 KiB).
 const connReadBufferSize = 4 << 10
 
-// dialBroker opens a connection to address and sets it up (openConn); a
-// shared one starts its read loop.
-func dialBroker(ctx context.Context, cfg *dialConfig, network, address string, own bool) (*brokerConn, error) {
-	s, err := openConn(ctx, cfg, network, address)
+// dialBroker opens a connection to address and sets it up (openConn) as a
+// connection to the broker called name; a shared one starts its read loop.
+func dialBroker(ctx context.Context, cfg *dialConfig, network, address, name string, own bool) (*brokerConn, error) {
+	s, err := openConn(ctx, cfg, network, address, name)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/internal/faultproxy"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/saslauthenticate"
@@ -63,8 +64,8 @@ func checkLost(t *testing.T, action faultproxy.Action, err error) {
 func TestTransportConnectionLostUnderRequest(t *testing.T) {
 	for _, action := range []faultproxy.Action{faultproxy.CloseBefore, faultproxy.ResetBefore, faultproxy.CloseAfter, faultproxy.ResetAfter} {
 		t.Run(action.String(), func(t *testing.T) {
-			fc := tpNewFakeCluster(t, 1)
-			fc.setHandler(func(r *tpFakeRequest) {
+			fc := fakebroker.New(t, 1)
+			fc.SetHandler(func(r *fakebroker.Request) {
 				if r.Msg.ApiKey() == protocol.Produce {
 					tpProduceReply(r, 0)
 				}
@@ -75,16 +76,16 @@ func TestTransportConnectionLostUnderRequest(t *testing.T) {
 			tr.Dial = p.Dial
 			ctx := testContext(t)
 
-			_, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1))
+			_, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1))
 			checkLost(t, action, err)
 			if action == faultproxy.CloseBefore || action == faultproxy.ResetBefore {
-				require.Equal(t, 0, fc.count(protocol.Produce, 0), "the broker saw a request dropped before it")
+				require.Equal(t, 0, fc.Count(protocol.Produce, 0), "the broker saw a request dropped before it")
 			} else {
-				require.Equal(t, 1, fc.count(protocol.Produce, 0), "the broker did not see the request whose answer was lost")
+				require.Equal(t, 1, fc.Count(protocol.Produce, 0), "the broker did not see the request whose answer was lost")
 				require.Equal(t, 1, p.Stats().Dropped)
 			}
 			// The next request gets a new connection.
-			_, err = tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1))
+			_, err = tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1))
 			require.NoError(t, err)
 			require.Equal(t, 1, p.Stats().Fired[action])
 		})
@@ -94,11 +95,11 @@ func TestTransportConnectionLostUnderRequest(t *testing.T) {
 // A connection the broker closed while idle fails the next request sent on
 // it with io.ErrUnexpectedEOF (its reader saw the end first), not io.EOF.
 func TestBrokerConnClosedWhileIdle(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	p := newFaultProxy(t)
 	cfg := &dialConfig{dial: p.Dial, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.Addr().String(), fc.Addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 	p.CloseAll()
@@ -108,14 +109,14 @@ func TestBrokerConnClosedWhileIdle(t *testing.T) {
 }
 
 func TestTransportConnectionLostInHandshake(t *testing.T) {
-	saslBroker := func(b *tpFakeBroker) {
-		b.authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
+	saslBroker := func(b *fakebroker.Broker) {
+		b.Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 			switch r.Msg.ApiKey() {
 			case protocol.SaslHandshake:
-				r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+				r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
 				return true
 			case protocol.SaslAuthenticate:
-				r.reply(&saslauthenticate.Response{})
+				r.Reply(&saslauthenticate.Response{})
 				return true
 			}
 			return false
@@ -135,18 +136,18 @@ func TestTransportConnectionLostInHandshake(t *testing.T) {
 		{protocol.SaslAuthenticate, faultproxy.CloseAfter, "SASL PLAIN"},
 	} {
 		t.Run(tc.key.String()+"/"+tc.action.String(), func(t *testing.T) {
-			fc := tpNewFakeCluster(t, 1)
-			fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+			fc := fakebroker.New(t, 1)
+			fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 			p := newFaultProxy(t)
 			p.SetRule(onKey(tc.key, 1, tc.action))
 			tr := tpNewTransport(t)
 			tr.Dial = p.Dial
 			if tc.key != protocol.ApiVersions {
-				saslBroker(fc.brokers[0])
+				saslBroker(fc.Brokers[0])
 				tr.SASL = plain.Mechanism{Username: "u", Password: "p"}
 			}
 			ctx := testContext(t)
-			_, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1))
+			_, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1))
 			checkLost(t, tc.action, err)
 			require.Contains(t, err.Error(), tc.want)
 			if tc.key != protocol.ApiVersions {
@@ -154,34 +155,34 @@ func TestTransportConnectionLostInHandshake(t *testing.T) {
 				require.ErrorIs(t, err, SASLAuthenticationFailed)
 			}
 			require.Equal(t, 1, p.Stats().Fired[tc.action])
-			_, err = tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1))
+			_, err = tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1))
 			require.NoError(t, err)
 		})
 	}
 }
 
 func TestTransportDialRefused(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	p := newFaultProxy(t)
 	var refuse atomic.Bool
 	refuse.Store(true)
 	p.SetRefuse(func(string) bool { return refuse.Load() })
 	tr := tpNewTransport(t)
 	tr.Dial = p.Dial
-	_, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
+	_, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1))
 	require.Error(t, err)
 	require.True(t, writerRetriable(err), "a refused dial is not retriable: %v", err)
 	refuse.Store(false)
-	_, err = tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
+	_, err = tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1))
 	require.NoError(t, err)
 }
 
 // Client.Produce reports the lost answer as upstream does: an error that
 // is io.ErrUnexpectedEOF.
 func TestClientProduceConnectionLost(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() == protocol.Produce {
 			tpProduceReply(r, 0)
 		}
@@ -190,7 +191,7 @@ func TestClientProduceConnectionLost(t *testing.T) {
 	p.SetRule(onKey(protocol.Produce, 1, faultproxy.CloseAfter))
 	tr := tpNewTransport(t)
 	tr.Dial = p.Dial
-	client := &Client{Addr: fc.addr(), Transport: tr}
+	client := &Client{Addr: fc.Addr(), Transport: tr}
 	_, err := client.Produce(testContext(t), &ProduceRequest{
 		Topic: "t", Partition: 0, RequiredAcks: RequireAll,
 		Records: NewRecordReader(Record{Value: NewBytes([]byte("v"))}),
@@ -201,9 +202,9 @@ func TestClientProduceConnectionLost(t *testing.T) {
 
 // Conn, through Dialer.DialFunc: the same faults, the same errors.
 func TestConnConnectionLost(t *testing.T) {
-	newCluster := func(t *testing.T) *tpFakeCluster {
-		fc := tpNewFakeCluster(t, 1)
-		fc.setHandler(func(r *tpFakeRequest) {
+	newCluster := func(t *testing.T) *fakebroker.Cluster {
+		fc := fakebroker.New(t, 1)
+		fc.SetHandler(func(r *fakebroker.Request) {
 			if r.Msg.ApiKey() == protocol.Produce {
 				tpProduceReply(r, 0)
 			}
@@ -216,7 +217,7 @@ func TestConnConnectionLost(t *testing.T) {
 			p := newFaultProxy(t)
 			p.SetRule(onKey(protocol.Produce, 1, action))
 			d := &Dialer{DialFunc: p.Dial, Timeout: 10 * time.Second}
-			conn, err := d.DialLeader(testContext(t), "tcp", fc.addr().String(), "t", 0)
+			conn, err := d.DialLeader(testContext(t), "tcp", fc.Addr().String(), "t", 0)
 			require.NoError(t, err)
 			defer conn.Close()
 			conn.SetDeadline(time.Now().Add(10 * time.Second))
@@ -229,7 +230,7 @@ func TestConnConnectionLost(t *testing.T) {
 		p := newFaultProxy(t)
 		p.SetRule(onKey(protocol.ApiVersions, 1, faultproxy.CloseBefore))
 		d := &Dialer{DialFunc: p.Dial, Timeout: 10 * time.Second}
-		conn, err := d.DialContext(testContext(t), "tcp", fc.addr().String())
+		conn, err := d.DialContext(testContext(t), "tcp", fc.Addr().String())
 		if err == nil {
 			// The Conn may negotiate lazily, on its first request.
 			defer conn.Close()
@@ -240,13 +241,13 @@ func TestConnConnectionLost(t *testing.T) {
 	for _, key := range []protocol.ApiKey{protocol.SaslHandshake, protocol.SaslAuthenticate} {
 		t.Run("sasl/"+key.String(), func(t *testing.T) {
 			fc := newCluster(t)
-			fc.brokers[0].authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
+			fc.Brokers[0].Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 				switch r.Msg.ApiKey() {
 				case protocol.SaslHandshake:
-					r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+					r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
 					return true
 				case protocol.SaslAuthenticate:
-					r.reply(&saslauthenticate.Response{})
+					r.Reply(&saslauthenticate.Response{})
 					return true
 				}
 				return false
@@ -254,7 +255,7 @@ func TestConnConnectionLost(t *testing.T) {
 			p := newFaultProxy(t)
 			p.SetRule(onKey(key, 1, faultproxy.CloseBefore))
 			d := &Dialer{DialFunc: p.Dial, Timeout: 10 * time.Second, SASLMechanism: plain.Mechanism{Username: "u", Password: "p"}}
-			conn, err := d.DialContext(testContext(t), "tcp", fc.addr().String())
+			conn, err := d.DialContext(testContext(t), "tcp", fc.Addr().String())
 			if err == nil {
 				conn.Close()
 			}
@@ -270,17 +271,17 @@ func TestConnConnectionLost(t *testing.T) {
 // bare io.EOF: upstream's Dialer says SASLAuthenticationFailed, its
 // Transport io.ErrUnexpectedEOF.
 func TestTransportSASLRawTokenConnectionClosed(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	tpPlainV0Auth(fc.brokers[0], "u", "p")
+	fc := fakebroker.New(t, 1)
+	tpPlainV0Auth(fc.Brokers[0], "u", "p")
 	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "wrong"}, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
-	_, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
+	_, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1))
 	require.ErrorIs(t, err, SASLAuthenticationFailed)
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	require.NotErrorIs(t, err, io.EOF)
 
 	d := &Dialer{Timeout: 10 * time.Second, SASLMechanism: plain.Mechanism{Username: "u", Password: "wrong"}}
-	_, err = d.DialContext(testContext(t), "tcp", fc.addr().String())
+	_, err = d.DialContext(testContext(t), "tcp", fc.Addr().String())
 	require.ErrorIs(t, err, SASLAuthenticationFailed)
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	require.NotErrorIs(t, err, io.EOF)
@@ -331,8 +332,8 @@ func TestWriterRetriesLostConnection(t *testing.T) {
 	for _, action := range []faultproxy.Action{faultproxy.CloseBefore, faultproxy.ResetBefore, faultproxy.CloseAfter, faultproxy.ResetAfter} {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/async=%v", action, async), func(t *testing.T) {
-				fc := tpNewFakeCluster(t, 1)
-				fc.setHandler(func(r *tpFakeRequest) {
+				fc := fakebroker.New(t, 1)
+				fc.SetHandler(func(r *fakebroker.Request) {
 					if r.Msg.ApiKey() == protocol.Produce {
 						tpProduceReply(r, 0)
 					}
@@ -343,7 +344,7 @@ func TestWriterRetriesLostConnection(t *testing.T) {
 				tr.Dial = p.Dial
 				done := make(chan error, 1)
 				w := &Writer{
-					Addr: fc.addr(), Topic: "t", Transport: tr, Async: async, RequiredAcks: RequireAll,
+					Addr: fc.Addr(), Topic: "t", Transport: tr, Async: async, RequiredAcks: RequireAll,
 					BatchTimeout: time.Millisecond, WriteBackoffMin: time.Millisecond, MaxBufferedBatches: 1,
 					Completion: func(_ []Message, err error) { done <- err },
 				}
@@ -354,7 +355,7 @@ func TestWriterRetriesLostConnection(t *testing.T) {
 				if action == faultproxy.CloseAfter || action == faultproxy.ResetAfter {
 					want = 2
 				}
-				require.Equal(t, want, fc.count(protocol.Produce, 0))
+				require.Equal(t, want, fc.Count(protocol.Produce, 0))
 				require.Equal(t, int64(1), w.Stats().Retries)
 			})
 		}

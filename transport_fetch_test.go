@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
 )
 
 func TestTransportLongPollDoesNotBlockOtherRequests(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() == protocol.Produce {
 			tpProduceReply(r, 0)
 		}
@@ -20,33 +21,33 @@ func TestTransportLongPollDoesNotBlockOtherRequests(t *testing.T) {
 	})
 	tr := tpNewTransport(t)
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	fetchCtx, cancelFetch := context.WithCancel(ctx)
 	fetchDone := make(chan error, 1)
 	go func() {
-		_, err := (&Client{Addr: fc.addr(), Transport: tr}).Fetch(fetchCtx, &FetchRequest{Topic: "t", Partition: 0, MaxBytes: 1 << 20, MaxWait: time.Hour})
+		_, err := (&Client{Addr: fc.Addr(), Transport: tr}).Fetch(fetchCtx, &FetchRequest{Topic: "t", Partition: 0, MaxBytes: 1 << 20, MaxWait: time.Hour})
 		fetchDone <- err
 	}()
-	tpWaitFor(t, "the fetch request", func() bool { return fc.count(protocol.Fetch, 1) == 1 })
-	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	tpWaitFor(t, "the fetch request", func() bool { return fc.Count(protocol.Fetch, 1) == 1 })
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	cancelFetch()
 	if err := <-fetchDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("fetch: %v", err)
 	}
-	fetches, produces := fc.requests(protocol.Fetch), fc.requests(protocol.Produce)
-	if last := produces[len(produces)-1]; last.conn == fetches[0].conn {
+	fetches, produces := fc.Requests(protocol.Fetch), fc.Requests(protocol.Produce)
+	if last := produces[len(produces)-1]; last.Conn == fetches[0].Conn {
 		t.Fatal("the produce request was sent on the connection of the pending fetch")
 	}
 }
 
 func TestTransportSplitsRequestsByLeader(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	fc.setLeader(1, 2)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 2)
+	fc.SetLeader(1, 2)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		req, ok := r.Msg.(*listoffsets.Request)
 		if !ok {
 			return
@@ -61,9 +62,9 @@ func TestTransportSplitsRequestsByLeader(t *testing.T) {
 			}
 			res.Topics = append(res.Topics, rt)
 		}
-		r.reply(res)
+		r.Reply(res)
 	})
-	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
+	client := &Client{Addr: fc.Addr(), Transport: tpNewTransport(t)}
 	res, err := client.ListOffsets(testContext(t), &ListOffsetsRequest{Topics: map[string][]OffsetRequest{
 		"t": {LastOffsetOf(0), LastOffsetOf(1)},
 	}})
@@ -74,7 +75,7 @@ func TestTransportSplitsRequestsByLeader(t *testing.T) {
 	if len(parts) != 2 || parts[0].LastOffset != 100 || parts[1].LastOffset != 201 {
 		t.Fatalf("offsets: %+v, want partition 0 from broker 1 and partition 1 from broker 2", parts)
 	}
-	if fc.count(protocol.ListOffsets, 1) != 1 || fc.count(protocol.ListOffsets, 2) != 1 {
+	if fc.Count(protocol.ListOffsets, 1) != 1 || fc.Count(protocol.ListOffsets, 2) != 1 {
 		t.Fatal("each leader should get exactly one ListOffsets request")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -58,18 +59,18 @@ func TestResponseBodyEmptyReads(t *testing.T) {
 
 // leaseBroker is a one-broker fake whose Fetch answers come from answer;
 // it tells which connection each request came on.
-func leaseBroker(t *testing.T, answer func(r *tpFakeRequest)) (*tpFakeCluster, *Transport) {
-	fc := tpNewFakeCluster(t, 1)
-	b := fc.brokers[0]
-	b.mu.Lock()
-	b.apiKeys = append([]apiversions.ApiKeyResponse(nil), b.apiKeys...)
-	for i, k := range b.apiKeys {
+func leaseBroker(t *testing.T, answer func(r *fakebroker.Request)) (*fakebroker.Cluster, *Transport) {
+	fc := fakebroker.New(t, 1)
+	b := fc.Brokers[0]
+	b.Mu.Lock()
+	b.ApiKeys = append([]apiversions.ApiKeyResponse(nil), b.ApiKeys...)
+	for i, k := range b.ApiKeys {
 		if protocol.ApiKey(k.ApiKey) == protocol.Fetch {
-			b.apiKeys[i].MaxVersion = 11 // fetchFrameV11
+			b.ApiKeys[i].MaxVersion = 11 // fetchFrameV11
 		}
 	}
-	b.mu.Unlock()
-	fc.setHandler(func(r *tpFakeRequest) {
+	b.Mu.Unlock()
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if _, ok := r.Msg.(*fetch.Request); ok {
 			answer(r)
 		}
@@ -86,10 +87,10 @@ func leaseFetchRequest() *fetch.Request {
 }
 
 // fetchConns returns the connection numbers the fetches came on.
-func fetchConns(fc *tpFakeCluster) []int {
+func fetchConns(fc *fakebroker.Cluster) []int {
 	var conns []int
-	for _, s := range fc.requests(protocol.Fetch) {
-		conns = append(conns, s.conn)
+	for _, s := range fc.Requests(protocol.Fetch) {
+		conns = append(conns, s.Conn)
 	}
 	return conns
 }
@@ -99,13 +100,13 @@ func fetchConns(fc *tpFakeCluster) []int {
 // back once the rest is skipped: the next lease reads its own response, on
 // the same connection.
 func TestLeaseReleasedMidResponseKeepsConnection(t *testing.T) {
-	fc, tr := leaseBroker(t, func(r *tpFakeRequest) {
+	fc, tr := leaseBroker(t, func(r *fakebroker.Request) {
 		writeRaw(r, fetchFrameV11(r.ID, 400, streamBatch(t, 0, 200), streamBatch(t, 200, 400))...)
 	})
 	ctx := testContext(t)
 	for round := 0; round < 3; round++ {
 		req := leaseFetchRequest()
-		l, err := tr.lease(ctx, fc.addr(), req)
+		l, err := tr.lease(ctx, fc.Addr(), req)
 		require.NoError(t, err)
 		version, id, err := l.send(ctx, req)
 		require.NoError(t, err)
@@ -136,7 +137,7 @@ func TestLeaseReleasedMidResponseKeepsConnection(t *testing.T) {
 	conns := fetchConns(fc)
 	require.Equal(t, conns[0], conns[1])
 	require.Equal(t, conns[0], conns[2])
-	require.Zero(t, fc.brokers[0].numClosed())
+	require.Zero(t, fc.Brokers[0].NumClosed())
 }
 
 // A read interrupted by the holder's context fails with the context's
@@ -144,7 +145,7 @@ func TestLeaseReleasedMidResponseKeepsConnection(t *testing.T) {
 // next lease gets a new connection that works.
 func TestLeaseInterruptedMidResponse(t *testing.T) {
 	var n atomic.Int32
-	fc, tr := leaseBroker(t, func(r *tpFakeRequest) {
+	fc, tr := leaseBroker(t, func(r *fakebroker.Request) {
 		pieces := fetchFrameV11(r.ID, 10, streamBatch(t, 0, 10))
 		if n.Add(1) == 1 {
 			writeRaw(r, pieces[0]) // then nothing: the broker stalls
@@ -154,7 +155,7 @@ func TestLeaseInterruptedMidResponse(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(testContext(t))
 	req := leaseFetchRequest()
-	l, err := tr.lease(ctx, fc.addr(), req)
+	l, err := tr.lease(ctx, fc.Addr(), req)
 	require.NoError(t, err)
 	version, id, err := l.send(ctx, req)
 	require.NoError(t, err)
@@ -176,11 +177,11 @@ func TestLeaseInterruptedMidResponse(t *testing.T) {
 	require.Error(t, ctx.Err())
 	rs.Close()
 	l.release()
-	require.Eventually(t, func() bool { return fc.brokers[0].numClosed() >= 1 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return fc.Brokers[0].NumClosed() >= 1 }, 10*time.Second, time.Millisecond)
 
 	ctx2 := testContext(t)
 	req = leaseFetchRequest()
-	l, err = tr.lease(ctx2, fc.addr(), req)
+	l, err = tr.lease(ctx2, fc.Addr(), req)
 	require.NoError(t, err)
 	defer l.release()
 	version, id, err = l.send(ctx2, req)
@@ -210,7 +211,7 @@ func TestLeaseInterruptedMidResponse(t *testing.T) {
 // gets a connection of its own.
 func TestLeaseConnectionIsNotShared(t *testing.T) {
 	release := make(chan struct{})
-	fc, tr := leaseBroker(t, func(r *tpFakeRequest) {
+	fc, tr := leaseBroker(t, func(r *fakebroker.Request) {
 		go func() {
 			<-release
 			writeRaw(r, fetchFrameV11(r.ID, 1, streamBatch(t, 0, 1))...)
@@ -221,7 +222,7 @@ func TestLeaseConnectionIsNotShared(t *testing.T) {
 	var leases []*connLease
 	for i := 0; i < 2; i++ {
 		req := leaseFetchRequest()
-		l, err := tr.lease(ctx, fc.addr(), req)
+		l, err := tr.lease(ctx, fc.Addr(), req)
 		require.NoError(t, err)
 		defer l.release()
 		_, _, err = l.send(ctx, req)
@@ -229,14 +230,14 @@ func TestLeaseConnectionIsNotShared(t *testing.T) {
 		leases = append(leases, l)
 	}
 	for i := 0; i < 5; i++ {
-		_, err := tr.RoundTrip(ctx, fc.addr(), &metadata.Request{TopicNames: []string{"t"}})
+		_, err := tr.RoundTrip(ctx, fc.Addr(), &metadata.Request{TopicNames: []string{"t"}})
 		require.NoError(t, err)
 	}
 	require.Eventually(t, func() bool { return len(fetchConns(fc)) == 2 }, 10*time.Second, time.Millisecond)
 	fetches := fetchConns(fc)
 	require.NotEqual(t, fetches[0], fetches[1])
-	for _, s := range fc.requests(protocol.Metadata) {
-		require.NotContains(t, fetches, s.conn)
+	for _, s := range fc.Requests(protocol.Metadata) {
+		require.NotContains(t, fetches, s.Conn)
 	}
 	require.NotSame(t, leases[0].c, leases[1].c)
 }

@@ -131,7 +131,7 @@ func (p *connPool) acquire(ctx context.Context, exclusive bool) (*brokerConn, er
 
 // pick chooses a connection for a request, or returns nil when a new one
 // should be opened. p.mu must be held.
-func (p *connPool) pick(exclusive bool, addrs map[string]bool) *brokerConn {
+func (p *connPool) pick(exclusive bool, addrs map[string]string) *brokerConn {
 	var best *brokerConn
 	shared := 0
 	live := p.conns[:0]
@@ -152,7 +152,7 @@ func (p *connPool) pick(exclusive bool, addrs map[string]bool) *brokerConn {
 			continue
 		}
 		live = append(live, c)
-		if c.retired || (addrs != nil && !addrs[c.address]) {
+		if c.retired || (addrs != nil && addrs[c.address] == "") {
 			continue
 		}
 		if c.own != exclusive {
@@ -185,7 +185,7 @@ func (p *connPool) pick(exclusive bool, addrs map[string]bool) *brokerConn {
 // dialExclusive opens a connection for one request that needs its own.
 // Such requests do not wait for each other's dials: a consumer fetching
 // many partitions opens its connections in parallel.
-func (p *connPool) dialExclusive(ctx context.Context, addrs map[string]bool) (*brokerConn, error) {
+func (p *connPool) dialExclusive(ctx context.Context, addrs map[string]string) (*brokerConn, error) {
 	type result struct {
 		c   *brokerConn
 		err error
@@ -218,7 +218,7 @@ func (p *connPool) dialExclusive(ctx context.Context, addrs map[string]bool) (*b
 // dial opens a connection in the background, so that requests waiting for
 // it may give up (their context ending) without wasting the work done for
 // the others.
-func (p *connPool) dial(call *dialCall, addrs map[string]bool) {
+func (p *connPool) dial(call *dialCall, addrs map[string]string) {
 	c, err := p.connect(addrs, false)
 	p.mu.Lock()
 	p.dialing = nil
@@ -232,13 +232,15 @@ func (p *connPool) dial(call *dialCall, addrs map[string]bool) {
 	close(call.done)
 }
 
-func (p *connPool) connect(addrs map[string]bool, own bool) (*brokerConn, error) {
-	type target struct{ network, address string }
+func (p *connPool) connect(addrs map[string]string, own bool) (*brokerConn, error) {
+	// A target is dialed at address; name is the broker's address before
+	// any resolver, which TLS and SASL are given.
+	type target struct{ network, address, name string }
 	var targets []target
 	if addrs != nil {
 		network := strings.Split(p.network, ",")[0]
-		for a := range addrs {
-			targets = append(targets, target{network, a})
+		for a, name := range addrs {
+			targets = append(targets, target{network, a, name})
 		}
 	} else {
 		networks := strings.Split(p.network, ",")
@@ -247,14 +249,15 @@ func (p *connPool) connect(addrs map[string]bool, own bool) (*brokerConn, error)
 			if i < len(networks) {
 				n = networks[i]
 			}
-			targets = append(targets, target{n, strings.TrimSpace(a)})
+			a = strings.TrimSpace(a)
+			targets = append(targets, target{n, a, a})
 		}
 	}
 	// Spread the connections of many clients over the bootstrap servers.
 	rand.Shuffle(len(targets), func(i, j int) { targets[i], targets[j] = targets[j], targets[i] })
 	var firstErr error
 	for _, t := range targets {
-		c, err := dialBroker(p.ctx, p.cfg, t.network, t.address, own)
+		c, err := dialBroker(p.ctx, p.cfg, t.network, t.address, t.name, own)
 		if err == nil {
 			return c, nil
 		}
@@ -275,9 +278,10 @@ func isAuthError(err error) bool {
 	return errors.Is(err, SASLAuthenticationFailed) || errors.Is(err, UnsupportedSASLMechanism) || errors.Is(err, IllegalSASLState)
 }
 
-// resolve returns the addresses the resolver allows for this pool, or nil
-// when there is no resolver (any connection of the pool will do).
-func (p *connPool) resolve(ctx context.Context) (map[string]bool, error) {
+// resolve returns the addresses the resolver allows for this pool, each
+// mapped to the address of the broker it was resolved from, or nil when
+// there is no resolver (any connection of the pool will do).
+func (p *connPool) resolve(ctx context.Context) (map[string]string, error) {
 	if p.resolver == nil {
 		return nil, nil
 	}
@@ -289,7 +293,7 @@ func (p *connPool) resolve(ctx context.Context) (map[string]bool, error) {
 			brokers = append(brokers, Broker{Host: host, Port: port, ID: -1})
 		}
 	}
-	addrs := make(map[string]bool)
+	addrs := make(map[string]string)
 	var lastErr error
 	for _, b := range brokers {
 		ips, err := p.resolver.LookupBrokerIPAddr(ctx, b)
@@ -298,7 +302,8 @@ func (p *connPool) resolve(ctx context.Context) (map[string]bool, error) {
 			continue
 		}
 		for _, ip := range ips {
-			addrs[net.JoinHostPort(ip.String(), strconv.Itoa(b.Port))] = true
+			port := strconv.Itoa(b.Port)
+			addrs[net.JoinHostPort(ip.String(), port)] = net.JoinHostPort(b.Host, port)
 		}
 	}
 	if len(addrs) == 0 {

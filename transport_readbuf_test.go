@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +15,7 @@ import (
 // buffer), since a consumer keeps a connection per broker it talks to and
 // every byte held doubles in the heap the collector lets grow.
 func TestBrokerConnIdleHeap(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	d := &net.Dialer{}
 	cfg := &dialConfig{dial: d.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
 	const n = 32
@@ -25,7 +26,7 @@ func TestBrokerConnIdleHeap(t *testing.T) {
 		}
 	}()
 	// The first connection warms up what all share (codecs, pools).
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.Addr().String(), fc.Addr().String(), false)
 	require.NoError(t, err)
 	conns = append(conns, c)
 
@@ -33,7 +34,7 @@ func TestBrokerConnIdleHeap(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := 1; i < n; i++ {
-		c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+		c, err := dialBroker(testContext(t), cfg, "tcp", fc.Addr().String(), fc.Addr().String(), false)
 		require.NoError(t, err)
 		conns = append(conns, c)
 	}

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/createtopics"
@@ -68,30 +69,14 @@ func tpProduceRequest(partition int32, acks int16) *produce.Request {
 	}
 }
 
-func tpProduceReply(r *tpFakeRequest, code int16) {
+func tpProduceReply(r *fakebroker.Request, code int16) {
 	req := r.Msg.(*produce.Request)
-	r.reply(&produce.Response{Topics: []produce.ResponseTopic{{
+	r.Reply(&produce.Response{Topics: []produce.ResponseTopic{{
 		Topic: req.Topics[0].Topic,
 		Partitions: []produce.ResponsePartition{{
 			Partition: req.Topics[0].Partitions[0].Partition, ErrorCode: code, BaseOffset: 42,
 		}},
 	}}})
-}
-
-func (fc *tpFakeCluster) setHandler(h func(r *tpFakeRequest)) {
-	fc.mu.Lock()
-	fc.handle = h
-	fc.mu.Unlock()
-}
-
-func (b *tpFakeBroker) setApiKey(key protocol.ApiKey, min, max int16) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for i := range b.apiKeys {
-		if b.apiKeys[i].ApiKey == int16(key) {
-			b.apiKeys[i].MinVersion, b.apiKeys[i].MaxVersion = min, max
-		}
-	}
 }
 
 func tpNewTransport(t *testing.T) *Transport {
@@ -101,57 +86,57 @@ func tpNewTransport(t *testing.T) *Transport {
 }
 
 func TestTransportNegotiatesHighestCommonVersion(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.brokers[0].setApiKey(protocol.Produce, 0, 5)
-	fc.brokers[0].setApiKey(protocol.Metadata, 0, 7)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.Brokers[0].SetApiKey(protocol.Produce, 0, 5)
+	fc.Brokers[0].SetApiKey(protocol.Metadata, 0, 7)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := tpNewTransport(t)
 
-	m, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
+	m, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := m.(*produce.Response).Topics[0].Partitions[0].BaseOffset; got != 42 {
 		t.Fatalf("base offset %d, want 42", got)
 	}
-	if v := fc.requests(protocol.Produce)[0].version; v != 5 {
+	if v := fc.Requests(protocol.Produce)[0].Version; v != 5 {
 		t.Fatalf("produce sent in v%d, want v5", v)
 	}
-	if v := fc.requests(protocol.Metadata)[0].version; v != 7 {
+	if v := fc.Requests(protocol.Metadata)[0].Version; v != 7 {
 		t.Fatalf("metadata sent in v%d, want v7", v)
 	}
-	if v := fc.requests(protocol.ApiVersions)[0].version; v != protocol.ApiVersions.MaxVersion() {
+	if v := fc.Requests(protocol.ApiVersions)[0].Version; v != protocol.ApiVersions.MaxVersion() {
 		t.Fatalf("ApiVersions sent in v%d, want our highest v%d", v, protocol.ApiVersions.MaxVersion())
 	}
 }
 
 func TestTransportApiVersionsFallback(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	b := fc.brokers[0]
-	b.setApiKey(protocol.ApiVersions, 0, 2)
+	fc := fakebroker.New(t, 1)
+	b := fc.Brokers[0]
+	b.SetApiKey(protocol.ApiVersions, 0, 2)
 	// A broker that does not know the version asked answers in v0 with
 	// UNSUPPORTED_VERSION and its own range for ApiVersions.
-	b.authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
+	b.Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 		if r.Msg.ApiKey() != protocol.ApiVersions || r.Version <= 2 {
 			return false
 		}
 		r.Version = 0
-		r.reply(&apiversions.Response{
+		r.Reply(&apiversions.Response{
 			ErrorCode: int16(UnsupportedVersion),
 			ApiKeys:   []apiversions.ApiKeyResponse{{ApiKey: int16(protocol.ApiVersions), MinVersion: 0, MaxVersion: 2}},
 		})
 		return true
 	}
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := tpNewTransport(t)
 
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	var versions []int16
-	for _, s := range fc.requests(protocol.ApiVersions) {
-		if s.conn == 1 {
-			versions = append(versions, s.version)
+	for _, s := range fc.Requests(protocol.ApiVersions) {
+		if s.Conn == 1 {
+			versions = append(versions, s.Version)
 		}
 	}
 	if len(versions) != 2 || versions[0] != protocol.ApiVersions.MaxVersion() || versions[1] != 2 {
@@ -160,19 +145,19 @@ func TestTransportApiVersionsFallback(t *testing.T) {
 }
 
 func TestTransportNoCommonVersion(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.brokers[0].setApiKey(protocol.Produce, 0, 2) // below our floor of v3
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.Brokers[0].SetApiKey(protocol.Produce, 0, 2) // below our floor of v3
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := tpNewTransport(t)
 
-	_, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
+	_, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1))
 	if !errors.Is(err, protocol.ErrNoVersionOverlap) {
 		t.Fatalf("error %v does not wrap ErrNoVersionOverlap", err)
 	}
 	if !strings.Contains(err.Error(), "Produce") {
 		t.Fatalf("error does not name the API: %v", err)
 	}
-	if n := fc.count(protocol.Produce, 0); n != 0 {
+	if n := fc.Count(protocol.Produce, 0); n != 0 {
 		t.Fatalf("%d produce requests reached the broker", n)
 	}
 }
@@ -181,16 +166,16 @@ func tpCoordKey(r *findcoordinator.Request) string {
 	return r.Key
 }
 
-func tpCoordinatorReply(r *tpFakeRequest, node int32, host string, code int16) {
-	r.reply(&findcoordinator.Response{NodeID: node, Host: host, Port: 1, ErrorCode: code})
+func tpCoordinatorReply(r *fakebroker.Request, node int32, host string, code int16) {
+	r.Reply(&findcoordinator.Response{NodeID: node, Host: host, Port: 1, ErrorCode: code})
 }
 
 func TestTransportPipelinesAndMatchesOutOfOrderResponses(t *testing.T) {
 	const n = 8
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	var mu sync.Mutex
-	var held []*tpFakeRequest
-	fc.setHandler(func(r *tpFakeRequest) {
+	var held []*fakebroker.Request
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() != protocol.FindCoordinator {
 			return
 		}
@@ -210,7 +195,7 @@ func TestTransportPipelinesAndMatchesOutOfOrderResponses(t *testing.T) {
 	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	// Warm up: metadata and the connection.
-	if _, err := tr.RoundTrip(ctx, fc.addr(), &apiversions.Request{}); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), &apiversions.Request{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -221,7 +206,7 @@ func TestTransportPipelinesAndMatchesOutOfOrderResponses(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			key := fmt.Sprintf("group-%d", i)
-			m, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: key})
+			m, err := tr.RoundTrip(ctx, fc.Addr(), &findcoordinator.Request{Key: key})
 			if err != nil {
 				errs <- err
 				return
@@ -238,53 +223,53 @@ func TestTransportPipelinesAndMatchesOutOfOrderResponses(t *testing.T) {
 		t.Error(err)
 	}
 	conns := map[int]bool{}
-	for _, s := range fc.requests(protocol.FindCoordinator) {
-		conns[s.conn] = true
+	for _, s := range fc.Requests(protocol.FindCoordinator) {
+		conns[s.Conn] = true
 	}
 	if len(conns) != 1 {
 		t.Fatalf("requests were spread over %d connections, want 1", len(conns))
 	}
-	if c := fc.brokers[0].numConns(); c != 1 {
+	if c := fc.Brokers[0].NumConns(); c != 1 {
 		t.Fatalf("the transport opened %d connections, want 1", c)
 	}
 }
 
 func TestTransportCancelWhileWaitingForResponse(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {}) // never answers
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {}) // never answers
 	tr := tpNewTransport(t)
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() {
-		_, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "g"})
+		_, err := tr.RoundTrip(ctx, fc.Addr(), &findcoordinator.Request{Key: "g"})
 		done <- err
 	}()
-	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.Count(protocol.FindCoordinator, 0) == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
 	// The connection with a request that will never be answered is
 	// retired, so it does not take new requests.
-	tpWaitFor(t, "the connection to be closed", func() bool { return fc.brokers[0].numClosed() == 1 })
-	fc.setHandler(func(r *tpFakeRequest) { tpCoordinatorReply(r, 1, "h", 0) })
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), &findcoordinator.Request{Key: "g"}); err != nil {
+	tpWaitFor(t, "the connection to be closed", func() bool { return fc.Brokers[0].NumClosed() == 1 })
+	fc.SetHandler(func(r *fakebroker.Request) { tpCoordinatorReply(r, 1, "h", 0) })
+	if _, err := tr.RoundTrip(testContext(t), fc.Addr(), &findcoordinator.Request{Key: "g"}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestTransportCancelWhileWaitingForMetadata(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.metaHold = make(chan struct{})
-	defer close(fc.metaHold)
+	fc := fakebroker.New(t, 1)
+	fc.MetaHold = make(chan struct{})
+	defer close(fc.MetaHold)
 	tr := tpNewTransport(t)
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() {
-		_, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1))
+		_, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1))
 		done <- err
 	}()
-	tpWaitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) == 1 })
+	tpWaitFor(t, "the metadata request", func() bool { return fc.Count(protocol.Metadata, 0) == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -292,32 +277,32 @@ func TestTransportCancelWhileWaitingForMetadata(t *testing.T) {
 }
 
 func TestTransportContextEndUnblocksRequests(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {}) // never answers
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {}) // never answers
 	tctx, stop := context.WithCancel(context.Background())
 	tr := &Transport{Context: tctx}
 	done := make(chan error, 1)
 	go func() {
-		_, err := tr.RoundTrip(context.Background(), fc.addr(), &findcoordinator.Request{Key: "g"})
+		_, err := tr.RoundTrip(context.Background(), fc.Addr(), &findcoordinator.Request{Key: "g"})
 		done <- err
 	}()
-	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.Count(protocol.FindCoordinator, 0) == 1 })
 	stop()
 	if err := <-done; err == nil {
 		t.Fatal("request succeeded after the transport's context ended")
 	}
-	tpWaitFor(t, "the connection to be closed", func() bool { return fc.brokers[0].numClosed() == 1 })
-	if _, err := tr.RoundTrip(context.Background(), fc.addr(), &findcoordinator.Request{Key: "g"}); !errors.Is(err, context.Canceled) {
+	tpWaitFor(t, "the connection to be closed", func() bool { return fc.Brokers[0].NumClosed() == 1 })
+	if _, err := tr.RoundTrip(context.Background(), fc.Addr(), &findcoordinator.Request{Key: "g"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("request on a stopped transport: %v", err)
 	}
 }
 
 func TestTransportConcurrentRefreshesCollapse(t *testing.T) {
 	const n = 20
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	hold := make(chan struct{})
-	fc.metaHold = hold
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc.MetaHold = hold
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := tpNewTransport(t)
 	ctx := testContext(t)
 
@@ -327,12 +312,12 @@ func TestTransportConcurrentRefreshesCollapse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+			if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 				errs <- err
 			}
 		}()
 	}
-	tpWaitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) >= 1 })
+	tpWaitFor(t, "the metadata request", func() bool { return fc.Count(protocol.Metadata, 0) >= 1 })
 	time.Sleep(20 * time.Millisecond) // let the other requests queue up
 	close(hold)
 	wg.Wait()
@@ -340,30 +325,30 @@ func TestTransportConcurrentRefreshesCollapse(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if m := fc.count(protocol.Metadata, 0); m != 1 {
+	if m := fc.Count(protocol.Metadata, 0); m != 1 {
 		t.Fatalf("%d metadata requests for %d concurrent requests, want 1", m, n)
 	}
-	if p := fc.count(protocol.Produce, 1); p != n {
+	if p := fc.Count(protocol.Produce, 1); p != n {
 		t.Fatalf("broker received %d produce requests, want %d", p, n)
 	}
 }
 
 func TestTransportNotLeaderRefreshesMetadata(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 2)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() != protocol.Produce {
 			return
 		}
 		if r.Broker == 1 {
 			// Leadership moved to broker 2.
-			fc.setLeader(0, 2)
+			fc.SetLeader(0, 2)
 			tpProduceReply(r, int16(NotLeaderForPartition))
 			return
 		}
 		tpProduceReply(r, 0)
 	})
 	tr := tpNewTransport(t)
-	client := &Client{Addr: fc.addr(), Transport: tr}
+	client := &Client{Addr: fc.Addr(), Transport: tr}
 	ctx := testContext(t)
 	records := func() RecordReader { return NewRecordReader(Record{Value: NewBytes([]byte("v"))}) }
 
@@ -381,94 +366,94 @@ func TestTransportNotLeaderRefreshesMetadata(t *testing.T) {
 	if res.Error != nil || res.BaseOffset != 42 {
 		t.Fatalf("second produce: %+v", res)
 	}
-	if n := fc.count(protocol.Produce, 2); n != 1 {
+	if n := fc.Count(protocol.Produce, 2); n != 1 {
 		t.Fatalf("the new leader received %d produce requests, want 1", n)
 	}
-	if n := fc.count(protocol.Metadata, 0); n != 2 {
+	if n := fc.Count(protocol.Metadata, 0); n != 2 {
 		t.Fatalf("%d metadata requests, want 2 (bootstrap and after NOT_LEADER)", n)
 	}
 }
 
 func TestTransportDisconnectRefreshesMetadata(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 2)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() != protocol.Produce {
 			return
 		}
 		if r.Broker == 1 {
-			fc.setLeader(0, 2)
-			r.closeConn()
+			fc.SetLeader(0, 2)
+			r.CloseConn()
 			return
 		}
 		tpProduceReply(r, 0)
 	})
 	tr := tpNewTransport(t)
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err == nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err == nil {
 		t.Fatal("produce on a connection closed by the broker succeeded")
 	} else if err != io.ErrUnexpectedEOF {
 		// Upstream returns io.ErrUnexpectedEOF itself, and the Writer
 		// retries only on that.
 		t.Fatalf("disconnect reported as %v, want io.ErrUnexpectedEOF", err)
 	}
-	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
-	if n := fc.count(protocol.Produce, 2); n != 1 {
+	if n := fc.Count(protocol.Produce, 2); n != 1 {
 		t.Fatalf("the new leader received %d produce requests, want 1", n)
 	}
 }
 
 func TestTransportAcksNone(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {}) // a broker sends nothing back for acks=0
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {}) // a broker sends nothing back for acks=0
 	tr := tpNewTransport(t)
-	m, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, 0))
+	m, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, 0))
 	if err != nil || m != nil {
 		t.Fatalf("acks=0 produce: %v, %v; want nil, nil", m, err)
 	}
-	tpWaitFor(t, "the produce request", func() bool { return fc.count(protocol.Produce, 1) == 1 })
+	tpWaitFor(t, "the produce request", func() bool { return fc.Count(protocol.Produce, 1) == 1 })
 }
 
 func TestTransportIdleConnectionsAreClosed(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := &Transport{IdleTimeout: 20 * time.Millisecond, MetadataTTL: time.Hour}
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
-	b := fc.brokers[0]
-	tpWaitFor(t, "idle connections to be closed", func() bool { return b.numConns() > 0 && b.numClosed() == b.numConns() })
+	b := fc.Brokers[0]
+	tpWaitFor(t, "idle connections to be closed", func() bool { return b.NumConns() > 0 && b.NumClosed() == b.NumConns() })
 }
 
 func TestTransportCloseIdleConnections(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := &Transport{MetadataTTL: time.Hour}
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
-	b := fc.brokers[0]
-	if b.numClosed() != 0 {
+	b := fc.Brokers[0]
+	if b.NumClosed() != 0 {
 		t.Fatal("connections closed before CloseIdleConnections")
 	}
 	tr.CloseIdleConnections()
-	tpWaitFor(t, "connections to be closed", func() bool { return b.numClosed() == b.numConns() })
+	tpWaitFor(t, "connections to be closed", func() bool { return b.NumClosed() == b.NumConns() })
 	// The transport still works, with new connections.
-	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestTransportCachesGroupCoordinator(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
+	fc := fakebroker.New(t, 2)
 	var mu sync.Mutex
 	notCoordinator := false
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc.SetHandler(func(r *fakebroker.Request) {
 		switch r.Msg.ApiKey() {
 		case protocol.FindCoordinator:
-			tpCoordinatorReply(r, 2, fc.brokers[1].host, 0)
+			tpCoordinatorReply(r, 2, fc.Brokers[1].Host, 0)
 		case protocol.Heartbeat:
 			mu.Lock()
 			code := int16(0)
@@ -477,13 +462,13 @@ func TestTransportCachesGroupCoordinator(t *testing.T) {
 				notCoordinator = false
 			}
 			mu.Unlock()
-			r.reply(&heartbeat.Response{ErrorCode: code})
+			r.Reply(&heartbeat.Response{ErrorCode: code})
 		}
 	})
 	tr := tpNewTransport(t)
 	ctx := testContext(t)
 	hb := func() int16 {
-		m, err := tr.RoundTrip(ctx, fc.addr(), &heartbeat.Request{GroupID: "g", MemberID: "m"})
+		m, err := tr.RoundTrip(ctx, fc.Addr(), &heartbeat.Request{GroupID: "g", MemberID: "m"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -491,10 +476,10 @@ func TestTransportCachesGroupCoordinator(t *testing.T) {
 	}
 	hb()
 	hb()
-	if n := fc.count(protocol.FindCoordinator, 0); n != 1 {
+	if n := fc.Count(protocol.FindCoordinator, 0); n != 1 {
 		t.Fatalf("%d FindCoordinator requests for two heartbeats, want 1", n)
 	}
-	if n := fc.count(protocol.Heartbeat, 2); n != 2 {
+	if n := fc.Count(protocol.Heartbeat, 2); n != 2 {
 		t.Fatalf("the coordinator received %d heartbeats, want 2", n)
 	}
 	mu.Lock()
@@ -504,127 +489,127 @@ func TestTransportCachesGroupCoordinator(t *testing.T) {
 		t.Fatalf("heartbeat error %d, want NOT_COORDINATOR", code)
 	}
 	hb()
-	if n := fc.count(protocol.FindCoordinator, 0); n != 2 {
+	if n := fc.Count(protocol.FindCoordinator, 0); n != 2 {
 		t.Fatalf("%d FindCoordinator requests, want 2 (the coordinator moved)", n)
 	}
 }
 
 // tpPlainV0Auth makes a broker speak SaslHandshake v0 only, followed by a
 // raw PLAIN token, as brokers before Kafka 1.0 do.
-func tpPlainV0Auth(b *tpFakeBroker, user, pass string) {
-	b.setApiKey(protocol.SaslHandshake, 0, 0)
-	b.mu.Lock()
+func tpPlainV0Auth(b *fakebroker.Broker, user, pass string) {
+	b.SetApiKey(protocol.SaslHandshake, 0, 0)
+	b.Mu.Lock()
 	var keys []apiversions.ApiKeyResponse
-	for _, k := range b.apiKeys {
+	for _, k := range b.ApiKeys {
 		if k.ApiKey != int16(protocol.SaslAuthenticate) {
 			keys = append(keys, k)
 		}
 	}
-	b.apiKeys = keys
-	b.mu.Unlock()
-	b.authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
+	b.ApiKeys = keys
+	b.Mu.Unlock()
+	b.Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 		if r.Msg.ApiKey() != protocol.SaslHandshake {
 			return false
 		}
-		r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+		r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
 		var size [4]byte
-		if _, err := io.ReadFull(c.nc, size[:]); err != nil {
+		if _, err := io.ReadFull(c.NC, size[:]); err != nil {
 			return true
 		}
 		token := make([]byte, binary.BigEndian.Uint32(size[:]))
-		if _, err := io.ReadFull(c.nc, token); err != nil {
+		if _, err := io.ReadFull(c.NC, token); err != nil {
 			return true
 		}
 		if string(token) != "\x00"+user+"\x00"+pass {
-			c.nc.Close()
+			c.NC.Close()
 			return true
 		}
-		c.nc.Write([]byte{0, 0, 0, 0})
+		c.NC.Write([]byte{0, 0, 0, 0})
 		return true
 	}
 }
 
 func TestTransportSASLHandshakeV0(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	tpPlainV0Auth(fc.brokers[0], "u", "p")
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	tpPlainV0Auth(fc.Brokers[0], "u", "p")
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 
 	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
-	if n := fc.count(protocol.SaslAuthenticate, 0); n != 0 {
+	if n := fc.Count(protocol.SaslAuthenticate, 0); n != 0 {
 		t.Fatalf("%d framed SaslAuthenticate requests sent to a v0 broker", n)
 	}
 
 	bad := &Transport{SASL: plain.Mechanism{Username: "u", Password: "wrong"}, MetadataTTL: time.Hour}
 	defer bad.CloseIdleConnections()
-	_, err := bad.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
+	_, err := bad.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1))
 	if !errors.Is(err, SASLAuthenticationFailed) {
 		t.Fatalf("wrong password: %v, want SASLAuthenticationFailed", err)
 	}
 }
 
 func TestTransportSASLAuthenticateError(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.brokers[0].authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
+	fc := fakebroker.New(t, 1)
+	fc.Brokers[0].Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 		switch r.Msg.ApiKey() {
 		case protocol.SaslHandshake:
-			r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+			r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
 			return true
 		case protocol.SaslAuthenticate:
-			r.reply(&saslauthenticate.Response{ErrorCode: int16(SASLAuthenticationFailed), ErrorMessage: "bad password for u"})
+			r.Reply(&saslauthenticate.Response{ErrorCode: int16(SASLAuthenticationFailed), ErrorMessage: "bad password for u"})
 			return true
 		}
 		return false
 	}
 	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}}
 	defer tr.CloseIdleConnections()
-	_, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1))
+	_, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1))
 	if !errors.Is(err, SASLAuthenticationFailed) || !strings.Contains(err.Error(), "bad password for u") {
 		t.Fatalf("got %v, want SASLAuthenticationFailed with the broker's message", err)
 	}
-	if n := fc.count(protocol.Metadata, 0); n != 0 {
+	if n := fc.Count(protocol.Metadata, 0); n != 0 {
 		t.Fatalf("%d metadata requests sent on an unauthenticated connection", n)
 	}
 }
 
 func TestTransportFallsBackToKnownBrokers(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 2)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() == protocol.FindCoordinator {
 			tpCoordinatorReply(r, r.Broker, "h", 0)
 		}
 	})
 	tr := tpNewTransport(t)
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "a"}); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), &findcoordinator.Request{Key: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	// The bootstrap broker goes away; the other one can answer.
-	fc.brokers[0].stop()
-	tpWaitFor(t, "the connection to drop", func() bool { return fc.brokers[0].numClosed() == fc.brokers[0].numConns() })
+	fc.Brokers[0].Stop()
+	tpWaitFor(t, "the connection to drop", func() bool { return fc.Brokers[0].NumClosed() == fc.Brokers[0].NumConns() })
 	var err error
 	for i := 0; i < 3; i++ {
 		// A request already queued on the dying connection may fail;
 		// the next ones must reach broker 2.
-		if _, err = tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "b"}); err == nil {
+		if _, err = tr.RoundTrip(ctx, fc.Addr(), &findcoordinator.Request{Key: "b"}); err == nil {
 			break
 		}
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := fc.count(protocol.FindCoordinator, 2); n != 1 {
+	if n := fc.Count(protocol.FindCoordinator, 2); n != 1 {
 		t.Fatalf("broker 2 received %d requests, want 1", n)
 	}
 }
 
 func TestTransportReleasesGoroutines(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	fc.setLeader(1, 2)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 2)
+	fc.SetLeader(1, 2)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	before := runtime.NumGoroutine()
 
 	tr := &Transport{MetadataTTL: time.Hour}
@@ -634,13 +619,13 @@ func TestTransportReleasesGoroutines(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(int32(i%2), -1)); err != nil {
+			if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(int32(i%2), -1)); err != nil {
 				t.Error(err)
 			}
 		}(i)
 	}
 	wg.Wait()
-	if fc.brokers[1].numConns() == 0 {
+	if fc.Brokers[1].NumConns() == 0 {
 		t.Fatal("no connection to broker 2")
 	}
 	tr.CloseIdleConnections()
@@ -650,35 +635,35 @@ func TestTransportReleasesGoroutines(t *testing.T) {
 }
 
 func TestTransportRefreshesExpiredMetadata(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := &Transport{MetadataTTL: 5 * time.Millisecond}
 	defer tr.CloseIdleConnections()
 	ctx := testContext(t)
 	tpWaitFor(t, "a second metadata request", func() bool {
-		if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+		if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 			t.Fatal(err)
 		}
-		return fc.count(protocol.Metadata, 0) >= 2
+		return fc.Count(protocol.Metadata, 0) >= 2
 	})
 
 	// With a long TTL, requests keep using the cache.
-	fc2 := tpNewFakeCluster(t, 1)
-	fc2.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc2 := fakebroker.New(t, 1)
+	fc2.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr2 := tpNewTransport(t)
 	for i := 0; i < 5; i++ {
-		if _, err := tr2.RoundTrip(ctx, fc2.addr(), tpProduceRequest(0, -1)); err != nil {
+		if _, err := tr2.RoundTrip(ctx, fc2.Addr(), tpProduceRequest(0, -1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := fc2.count(protocol.Metadata, 0); n != 1 {
+	if n := fc2.Count(protocol.Metadata, 0); n != 1 {
 		t.Fatalf("%d metadata requests within the TTL, want 1", n)
 	}
 }
 
 func TestTransportMetadataFromCache(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	client := &Client{Addr: fc.addr(), Transport: tpNewTransport(t)}
+	fc := fakebroker.New(t, 2)
+	client := &Client{Addr: fc.Addr(), Transport: tpNewTransport(t)}
 	ctx := testContext(t)
 	res, err := client.Metadata(ctx, &MetadataRequest{Topics: []string{"t", "missing"}})
 	if err != nil {
@@ -696,11 +681,11 @@ func TestTransportMetadataFromCache(t *testing.T) {
 	if !errors.Is(res.Topics[1].Error, UnknownTopicOrPartition) {
 		t.Fatalf("missing topic error %v", res.Topics[1].Error)
 	}
-	before := fc.count(protocol.Metadata, 0)
+	before := fc.Count(protocol.Metadata, 0)
 	if _, err := client.Metadata(ctx, &MetadataRequest{Topics: []string{"t"}}); err != nil {
 		t.Fatal(err)
 	}
-	if fc.count(protocol.Metadata, 0) != before {
+	if fc.Count(protocol.Metadata, 0) != before {
 		t.Fatal("a metadata request for a cached topic reached the broker")
 	}
 }
@@ -709,11 +694,11 @@ func TestTransportMetadataFromCache(t *testing.T) {
 // hand, it negotiates versions and authenticates (raw v0 SASL here), and
 // leaves nothing buffered, so the connection is usable at once.
 func TestSetupConn(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	tpPlainV0Auth(fc.brokers[0], "u", "p")
-	fc.brokers[0].setApiKey(protocol.Fetch, 0, 8)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
-	addr := fc.brokers[0].ln.Addr().String()
+	fc := fakebroker.New(t, 1)
+	tpPlainV0Auth(fc.Brokers[0], "u", "p")
+	fc.Brokers[0].SetApiKey(protocol.Fetch, 0, 8)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
+	addr := fc.Brokers[0].Ln.Addr().String()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -747,12 +732,12 @@ func TestSetupConn(t *testing.T) {
 // exchange (raw tokens after a v0 handshake), and the Conn it returns is
 // usable at once.
 func TestDialerSetsUpAsTheTransport(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	tpPlainV0Auth(fc.brokers[0], "u", "p")
-	fc.brokers[0].setApiKey(protocol.Fetch, 0, 8)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	tpPlainV0Auth(fc.Brokers[0], "u", "p")
+	fc.Brokers[0].SetApiKey(protocol.Fetch, 0, 8)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	d := &Dialer{ClientID: "conn-test", SASLMechanism: plain.Mechanism{Username: "u", Password: "p"}}
-	c, err := d.DialContext(testContext(t), "tcp", fc.brokers[0].ln.Addr().String())
+	c, err := d.DialContext(testContext(t), "tcp", fc.Brokers[0].Ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -769,15 +754,15 @@ func TestDialerSetsUpAsTheTransport(t *testing.T) {
 	}
 
 	bad := &Dialer{SASLMechanism: plain.Mechanism{Username: "u", Password: "wrong"}}
-	if _, err := bad.DialContext(testContext(t), "tcp", fc.brokers[0].ln.Addr().String()); !errors.Is(err, SASLAuthenticationFailed) {
+	if _, err := bad.DialContext(testContext(t), "tcp", fc.Brokers[0].Ln.Addr().String()); !errors.Is(err, SASLAuthenticationFailed) {
 		t.Fatalf("wrong password: %v, want SASLAuthenticationFailed", err)
 	}
 }
 
 func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 	const n = 4
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() == protocol.Produce {
 			tpProduceReply(r, 0)
 		}
@@ -790,7 +775,7 @@ func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := tr.RoundTrip(ctx, fc.addr(), &fetch.Request{
+			_, err := tr.RoundTrip(ctx, fc.Addr(), &fetch.Request{
 				ReplicaID: -1, MaxWaitTime: 60000, MinBytes: 1, MaxBytes: 1 << 20,
 				Topics: []fetch.RequestTopic{{Topic: "t", Partitions: []fetch.RequestPartition{{Partition: 0, PartitionMaxBytes: 1 << 20}}}},
 			})
@@ -799,18 +784,18 @@ func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 			}
 		}()
 	}
-	tpWaitFor(t, "the fetch requests", func() bool { return fc.count(protocol.Fetch, 1) == n })
+	tpWaitFor(t, "the fetch requests", func() bool { return fc.Count(protocol.Fetch, 1) == n })
 	// Other requests to the same broker are not stuck behind the fetches.
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
 	conns := map[int]bool{}
-	for _, s := range fc.requests(protocol.Fetch) {
-		conns[s.conn] = true
+	for _, s := range fc.Requests(protocol.Fetch) {
+		conns[s.Conn] = true
 	}
-	produces := fc.requests(protocol.Produce)
-	if len(conns) != n || conns[produces[len(produces)-1].conn] {
-		t.Fatalf("fetches on connections %v, produce on %d: each fetch needs its own connection", conns, produces[len(produces)-1].conn)
+	produces := fc.Requests(protocol.Produce)
+	if len(conns) != n || conns[produces[len(produces)-1].Conn] {
+		t.Fatalf("fetches on connections %v, produce on %d: each fetch needs its own connection", conns, produces[len(produces)-1].Conn)
 	}
 	cancel()
 	wg.Wait()
@@ -821,10 +806,10 @@ func TestTransportLongPollsGetTheirOwnConnections(t *testing.T) {
 // pipelined produces of different partitions would wait for each other.
 func TestTransportProducesGetTheirOwnConnections(t *testing.T) {
 	const n = 4
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	var mu sync.Mutex
-	var held []*tpFakeRequest
-	fc.setHandler(func(r *tpFakeRequest) {
+	var held []*fakebroker.Request
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() != protocol.Produce {
 			return
 		}
@@ -844,52 +829,52 @@ func TestTransportProducesGetTheirOwnConnections(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+			if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
 	conns := map[int]bool{}
-	for _, s := range fc.requests(protocol.Produce) {
-		conns[s.conn] = true
+	for _, s := range fc.Requests(protocol.Produce) {
+		conns[s.Conn] = true
 	}
 	if len(conns) != n {
 		t.Fatalf("%d produce requests in flight together used %d connections, want %d", n, len(conns), n)
 	}
 	// Once answered, the connections are reused rather than dialled again.
-	before := fc.brokers[0].numConns()
+	before := fc.Brokers[0].NumConns()
 	mu.Lock()
 	held = nil
 	mu.Unlock()
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() == protocol.Produce {
 			tpProduceReply(r, 0)
 		}
 	})
 	for i := 0; i < 3; i++ {
-		if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+		if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if after := fc.brokers[0].numConns(); after != before {
+	if after := fc.Brokers[0].NumConns(); after != before {
 		t.Fatalf("sequential produces opened connections: %d before, %d after", before, after)
 	}
 }
 
 func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		switch m := r.Msg.(type) {
 		case *produce.Request:
 			tpProduceReply(r, 0)
 		case *createtopics.Request:
 			res := &createtopics.Response{}
 			for _, topic := range m.Topics {
-				fc.addTopics(topic.Name)
+				fc.AddTopics(topic.Name)
 				res.Topics = append(res.Topics, createtopics.ResponseTopic{Name: topic.Name})
 			}
-			r.reply(res)
+			r.Reply(res)
 		}
 	})
 	tr := tpNewTransport(t)
@@ -898,14 +883,14 @@ func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
 		t.Helper()
 		req := tpProduceRequest(0, -1)
 		req.Topics[0].Topic = topic
-		if _, err := tr.RoundTrip(ctx, fc.addr(), req); err != nil {
+		if _, err := tr.RoundTrip(ctx, fc.Addr(), req); err != nil {
 			t.Fatalf("produce to %s: %v", topic, err)
 		}
 	}
 	produceTo("t")
 
 	// A cached answer cannot create topics: the request goes to a broker.
-	m, err := tr.RoundTrip(ctx, fc.addr(), &metadata.Request{TopicNames: []string{"auto"}, AllowAutoTopicCreation: true})
+	m, err := tr.RoundTrip(ctx, fc.Addr(), &metadata.Request{TopicNames: []string{"auto"}, AllowAutoTopicCreation: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -916,20 +901,20 @@ func TestTransportAutoCreateAndCreateTopicsRefresh(t *testing.T) {
 	if !found {
 		t.Fatalf("no auto-created topic in %+v", m.(*metadata.Response).Topics)
 	}
-	n := fc.count(protocol.Metadata, 0)
+	n := fc.Count(protocol.Metadata, 0)
 	produceTo("auto")
-	if fc.count(protocol.Metadata, 0) != n {
+	if fc.Count(protocol.Metadata, 0) != n {
 		t.Fatal("the cache did not learn the auto-created topic")
 	}
 
-	client := &Client{Addr: fc.addr(), Transport: tr}
+	client := &Client{Addr: fc.Addr(), Transport: tr}
 	res, err := client.CreateTopics(ctx, &CreateTopicsRequest{Topics: []TopicConfig{{Topic: "created", NumPartitions: 1, ReplicationFactor: 1}}})
 	if err != nil || res.Errors["created"] != nil {
 		t.Fatalf("CreateTopics: %v, %+v", err, res)
 	}
-	n = fc.count(protocol.Metadata, 0)
+	n = fc.Count(protocol.Metadata, 0)
 	produceTo("created")
-	if fc.count(protocol.Metadata, 0) != n {
+	if fc.Count(protocol.Metadata, 0) != n {
 		t.Fatal("the cache did not learn the created topic")
 	}
 }
@@ -967,31 +952,31 @@ func tpSelfSignedTLS(t *testing.T) (server, client *tls.Config) {
 
 func TestTransportTLS(t *testing.T) {
 	serverConf, clientConf := tpSelfSignedTLS(t)
-	fc := tpNewFakeClusterTLS(t, 2, serverConf)
-	fc.setLeader(1, 2)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.NewTLS(t, 2, serverConf)
+	fc.SetLeader(1, 2)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := &Transport{TLS: clientConf, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
 	ctx := testContext(t)
 	for p := int32(0); p < 2; p++ {
-		if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(p, -1)); err != nil {
+		if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(p, -1)); err != nil {
 			t.Fatalf("produce over TLS to partition %d: %v", p, err)
 		}
 	}
-	if fc.count(protocol.Produce, 1) != 1 || fc.count(protocol.Produce, 2) != 1 {
+	if fc.Count(protocol.Produce, 1) != 1 || fc.Count(protocol.Produce, 2) != 1 {
 		t.Fatal("each broker should have received one produce request over TLS")
 	}
 
 	// A client without TLS gets an error, not a hang.
 	plainTr := &Transport{DialTimeout: 5 * time.Second}
 	defer plainTr.CloseIdleConnections()
-	if _, err := plainTr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err == nil {
+	if _, err := plainTr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err == nil {
 		t.Fatal("a plaintext client talked to a TLS broker")
 	}
 	// Nor does a client that does not trust the certificate.
 	untrusting := &Transport{TLS: &tls.Config{}}
 	defer untrusting.CloseIdleConnections()
-	if _, err := untrusting.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err == nil {
+	if _, err := untrusting.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err == nil {
 		t.Fatal("an unknown certificate was accepted")
 	}
 }
@@ -1014,8 +999,8 @@ func (r *tpMapResolver) LookupBrokerIPAddr(ctx context.Context, b Broker) ([]net
 }
 
 func TestTransportResolver(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	rslv := &tpMapResolver{ips: map[string]string{"kafka.invalid": "127.0.0.1", "127.0.0.1": "127.0.0.1"}}
 	var dialed []string
 	var mu sync.Mutex
@@ -1030,7 +1015,7 @@ func TestTransportResolver(t *testing.T) {
 		},
 	}
 	defer tr.CloseIdleConnections()
-	_, port, _ := net.SplitHostPort(fc.brokers[0].ln.Addr().String())
+	_, port, _ := net.SplitHostPort(fc.Brokers[0].Ln.Addr().String())
 	if _, err := tr.RoundTrip(testContext(t), TCP("kafka.invalid:"+port), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
@@ -1049,16 +1034,16 @@ func TestTransportResolver(t *testing.T) {
 }
 
 func TestTransportMetadataTopics(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := &Transport{MetadataTopics: []string{"t"}, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
-	if _, err := tr.RoundTrip(testContext(t), fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(testContext(t), fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
-	fc.mu.Lock()
-	req := fc.metaReqs[0]
-	fc.mu.Unlock()
+	fc.Mu.Lock()
+	req := fc.MetaReqs[0]
+	fc.Mu.Unlock()
 	names := req.TopicNames
 	for _, topic := range req.Topics {
 		names = append(names, topic.Name)
@@ -1068,87 +1053,87 @@ func TestTransportMetadataTopics(t *testing.T) {
 	}
 
 	// Without MetadataTopics, all topics are asked for (a null list).
-	fc2 := tpNewFakeCluster(t, 1)
+	fc2 := fakebroker.New(t, 1)
 	tr2 := tpNewTransport(t)
-	if _, err := (&Client{Addr: fc2.addr(), Transport: tr2}).Metadata(testContext(t), &MetadataRequest{}); err != nil {
+	if _, err := (&Client{Addr: fc2.Addr(), Transport: tr2}).Metadata(testContext(t), &MetadataRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	fc2.mu.Lock()
-	req = fc2.metaReqs[0]
-	fc2.mu.Unlock()
+	fc2.Mu.Lock()
+	req = fc2.MetaReqs[0]
+	fc2.Mu.Unlock()
 	if req.TopicNames != nil || req.Topics != nil {
 		t.Fatalf("metadata asked for %v / %v, want all topics", req.TopicNames, req.Topics)
 	}
 }
 
 func TestTransportTransactionCoordinator(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 2)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		switch m := r.Msg.(type) {
 		case *findcoordinator.Request:
 			if m.KeyType != int8(CoordinatorKeyTypeTransaction) {
 				t.Errorf("coordinator key type %d, want transaction", m.KeyType)
 			}
-			tpCoordinatorReply(r, 2, fc.brokers[1].host, 0)
+			tpCoordinatorReply(r, 2, fc.Brokers[1].Host, 0)
 		case *endtxn.Request:
-			r.reply(&endtxn.Response{})
+			r.Reply(&endtxn.Response{})
 		case *initproducerid.Request:
-			r.reply(&initproducerid.Response{ProducerID: int64(r.Broker)})
+			r.Reply(&initproducerid.Response{ProducerID: int64(r.Broker)})
 		}
 	})
 	tr := tpNewTransport(t)
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), &endtxn.Request{TransactionalID: "tx", ProducerID: 1, Committed: true}); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), &endtxn.Request{TransactionalID: "tx", ProducerID: 1, Committed: true}); err != nil {
 		t.Fatal(err)
 	}
-	if fc.count(protocol.EndTxn, 2) != 1 {
+	if fc.Count(protocol.EndTxn, 2) != 1 {
 		t.Fatal("EndTxn was not sent to the transaction coordinator")
 	}
 	// An idempotent producer has no transactional ID: any broker answers.
-	if _, err := tr.RoundTrip(ctx, fc.addr(), &initproducerid.Request{TransactionTimeoutMs: 1000}); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), &initproducerid.Request{TransactionTimeoutMs: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	if n := fc.count(protocol.FindCoordinator, 0); n != 1 {
+	if n := fc.Count(protocol.FindCoordinator, 0); n != 1 {
 		t.Fatalf("%d FindCoordinator requests, want 1 (none for an empty transactional ID)", n)
 	}
 }
 
 func TestTransportSASLSessionLifetime(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	b := fc.brokers[0]
-	b.authMode = func(c *tpFakeConn, r *tpFakeRequest) bool {
+	fc := fakebroker.New(t, 1)
+	b := fc.Brokers[0]
+	b.Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 		switch r.Msg.ApiKey() {
 		case protocol.SaslHandshake:
-			r.reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+			r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
 			return true
 		case protocol.SaslAuthenticate:
-			r.reply(&saslauthenticate.Response{SessionLifetimeMs: 40})
+			r.Reply(&saslauthenticate.Response{SessionLifetimeMs: 40})
 			return true
 		}
 		return false
 	}
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}, MetadataTTL: time.Hour}
 	defer tr.CloseIdleConnections()
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
-	opened := b.numConns()
+	opened := b.NumConns()
 	time.Sleep(100 * time.Millisecond) // past the session's end
-	if _, err := tr.RoundTrip(ctx, fc.addr(), tpProduceRequest(0, -1)); err != nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1)); err != nil {
 		t.Fatal(err)
 	}
-	if b.numConns() == opened {
+	if b.NumConns() == opened {
 		t.Fatal("a connection was used after its SASL session ended")
 	}
 	// The expired connection of the broker pool was closed when passed over.
-	tpWaitFor(t, "the expired connection to be closed", func() bool { return b.numClosed() >= 1 })
+	tpWaitFor(t, "the expired connection to be closed", func() bool { return b.NumClosed() >= 1 })
 }
 
 func TestTransportUndecodableResponseFailsOnlyItsRequest(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		m, ok := r.Msg.(*findcoordinator.Request)
 		if !ok {
 			return
@@ -1162,31 +1147,31 @@ func TestTransportUndecodableResponseFailsOnlyItsRequest(t *testing.T) {
 		frame := make([]byte, 4+4+3)
 		binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
 		binary.BigEndian.PutUint32(frame[4:], uint32(r.ID))
-		r.conn.wmu.Lock()
-		r.conn.nc.Write(frame)
-		r.conn.wmu.Unlock()
+		r.Conn.WMu.Lock()
+		r.Conn.NC.Write(frame)
+		r.Conn.WMu.Unlock()
 	})
 	tr := tpNewTransport(t)
 	ctx := testContext(t)
-	if _, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "garbage"}); err == nil {
+	if _, err := tr.RoundTrip(ctx, fc.Addr(), &findcoordinator.Request{Key: "garbage"}); err == nil {
 		t.Fatal("an undecodable response was accepted")
 	}
-	m, err := tr.RoundTrip(ctx, fc.addr(), &findcoordinator.Request{Key: "ok"})
+	m, err := tr.RoundTrip(ctx, fc.Addr(), &findcoordinator.Request{Key: "ok"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := m.(*findcoordinator.Response).Coordinator("ok"); c.Host != "h" {
 		t.Fatalf("unexpected response %+v", m)
 	}
-	if n := fc.brokers[0].numConns(); n != 1 {
+	if n := fc.Brokers[0].NumConns(); n != 1 {
 		t.Fatalf("%d connections, want 1: the stream stayed in sync", n)
 	}
 }
 
 func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
-	fc.setLeader(1, 2)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 2)
+	fc.SetLeader(1, 2)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		req, ok := r.Msg.(*produce.Request)
 		if !ok {
 			return
@@ -1196,7 +1181,7 @@ func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 		delay := time.Duration(req.Timeout%7) * time.Millisecond
 		go func() {
 			time.Sleep(delay)
-			r.reply(&produce.Response{Topics: []produce.ResponseTopic{{
+			r.Reply(&produce.Response{Topics: []produce.ResponseTopic{{
 				Topic: "t", Partitions: []produce.ResponsePartition{{Partition: req.Topics[0].Partitions[0].Partition, BaseOffset: int64(req.Timeout)}},
 			}}})
 		}()
@@ -1212,7 +1197,7 @@ func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 			for i := 0; i < each; i++ {
 				req := tpProduceRequest(int32(i%2), -1)
 				req.Timeout = int32(1000 + w*each + i)
-				m, err := tr.RoundTrip(ctx, fc.addr(), req)
+				m, err := tr.RoundTrip(ctx, fc.Addr(), req)
 				if err != nil {
 					t.Error(err)
 					return
@@ -1226,23 +1211,23 @@ func TestTransportConcurrentRequestsGetTheirOwnResponses(t *testing.T) {
 		}(w)
 	}
 	wg.Wait()
-	if got := fc.count(protocol.Produce, 0); got != workers*each {
+	if got := fc.Count(protocol.Produce, 0); got != workers*each {
 		t.Fatalf("%d produce requests reached the brokers, want %d", got, workers*each)
 	}
 }
 
 func TestTransportContextEndUnblocksMetadataWaiters(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.metaHold = make(chan struct{})
-	defer close(fc.metaHold)
+	fc := fakebroker.New(t, 1)
+	fc.MetaHold = make(chan struct{})
+	defer close(fc.MetaHold)
 	tctx, stop := context.WithCancel(context.Background())
 	tr := &Transport{Context: tctx}
 	done := make(chan error, 1)
 	go func() {
-		_, err := tr.RoundTrip(context.Background(), fc.addr(), tpProduceRequest(0, -1))
+		_, err := tr.RoundTrip(context.Background(), fc.Addr(), tpProduceRequest(0, -1))
 		done <- err
 	}()
-	tpWaitFor(t, "the metadata request", func() bool { return fc.count(protocol.Metadata, 0) == 1 })
+	tpWaitFor(t, "the metadata request", func() bool { return fc.Count(protocol.Metadata, 0) == 1 })
 	stop()
 	if err := <-done; err == nil {
 		t.Fatal("request succeeded after the transport's context ended")
@@ -1250,9 +1235,9 @@ func TestTransportContextEndUnblocksMetadataWaiters(t *testing.T) {
 }
 
 func TestTransportCloseIdleConnectionsLetsRequestsFinish(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	release := make(chan struct{})
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc.SetHandler(func(r *fakebroker.Request) {
 		if r.Msg.ApiKey() == protocol.FindCoordinator {
 			go func() {
 				<-release
@@ -1263,10 +1248,10 @@ func TestTransportCloseIdleConnectionsLetsRequestsFinish(t *testing.T) {
 	tr := &Transport{MetadataTTL: time.Hour}
 	done := make(chan error, 1)
 	go func() {
-		_, err := tr.RoundTrip(testContext(t), fc.addr(), &findcoordinator.Request{Key: "g"})
+		_, err := tr.RoundTrip(testContext(t), fc.Addr(), &findcoordinator.Request{Key: "g"})
 		done <- err
 	}()
-	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	tpWaitFor(t, "the request to reach the broker", func() bool { return fc.Count(protocol.FindCoordinator, 0) == 1 })
 	tr.mutex.Lock()
 	var cl *cluster
 	for _, c := range tr.clusters {
@@ -1285,22 +1270,22 @@ func TestTransportCloseIdleConnectionsLetsRequestsFinish(t *testing.T) {
 	// The last request out releases the dropped cluster and its
 	// connections.
 	tpWaitFor(t, "the cluster to be released", func() bool { return cl.ctx.Err() != nil })
-	b := fc.brokers[0]
-	tpWaitFor(t, "connections to be closed", func() bool { return b.numClosed() == b.numConns() })
+	b := fc.Brokers[0]
+	tpWaitFor(t, "connections to be closed", func() bool { return b.NumClosed() == b.NumConns() })
 }
 
 func TestTransportConcurrentCoordinatorLookupsCollapse(t *testing.T) {
-	fc := tpNewFakeCluster(t, 2)
+	fc := fakebroker.New(t, 2)
 	release := make(chan struct{})
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc.SetHandler(func(r *fakebroker.Request) {
 		switch r.Msg.ApiKey() {
 		case protocol.FindCoordinator:
 			go func() {
 				<-release
-				tpCoordinatorReply(r, 2, fc.brokers[1].host, 0)
+				tpCoordinatorReply(r, 2, fc.Brokers[1].Host, 0)
 			}()
 		case protocol.Heartbeat:
-			r.reply(&heartbeat.Response{})
+			r.Reply(&heartbeat.Response{})
 		}
 	})
 	tr := tpNewTransport(t)
@@ -1311,19 +1296,19 @@ func TestTransportConcurrentCoordinatorLookupsCollapse(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := tr.RoundTrip(ctx, fc.addr(), &heartbeat.Request{GroupID: "g", MemberID: "m"}); err != nil {
+			if _, err := tr.RoundTrip(ctx, fc.Addr(), &heartbeat.Request{GroupID: "g", MemberID: "m"}); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
-	tpWaitFor(t, "the coordinator lookup", func() bool { return fc.count(protocol.FindCoordinator, 0) == 1 })
+	tpWaitFor(t, "the coordinator lookup", func() bool { return fc.Count(protocol.FindCoordinator, 0) == 1 })
 	time.Sleep(20 * time.Millisecond) // let the other requests queue up behind it
 	close(release)
 	wg.Wait()
-	if n := fc.count(protocol.FindCoordinator, 0); n != 1 {
+	if n := fc.Count(protocol.FindCoordinator, 0); n != 1 {
 		t.Fatalf("%d FindCoordinator requests for concurrent heartbeats of one group, want 1", n)
 	}
-	if got := fc.count(protocol.Heartbeat, 2); got != n {
+	if got := fc.Count(protocol.Heartbeat, 2); got != n {
 		t.Fatalf("the coordinator received %d heartbeats, want %d", got, n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/produce"
 )
@@ -40,9 +41,9 @@ func TestBrokerConnWritesRequestsLargerThanTheSocket(t *testing.T) {
 	_, err := rand.Read(value)
 	require.NoError(t, err)
 
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	got := make(chan []byte, 1)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc.SetHandler(func(r *fakebroker.Request) {
 		rec, err := r.Msg.(*produce.Request).Topics[0].Partitions[0].RecordSet.Records.ReadRecord()
 		if err == nil {
 			b, _ := io.ReadAll(rec.Value)
@@ -53,7 +54,7 @@ func TestBrokerConnWritesRequestsLargerThanTheSocket(t *testing.T) {
 		tpProduceReply(r, 0)
 	})
 	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.Addr().String(), fc.Addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 
@@ -68,10 +69,10 @@ func TestBrokerConnWritesRequestsLargerThanTheSocket(t *testing.T) {
 // A write the broker stops reading is still ended by the request's context,
 // and the connection, which may hold part of a frame, is not used again.
 func TestBrokerConnBlockedWriteEndsWithContext(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	release := make(chan struct{})
 	defer close(release)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc.SetHandler(func(r *fakebroker.Request) {
 		<-release // the broker reads nothing more until the test ends
 	})
 	// A small send buffer, so that the socket surely fills.
@@ -83,7 +84,7 @@ func TestBrokerConnBlockedWriteEndsWithContext(t *testing.T) {
 		return nc, err
 	}
 	cfg := &dialConfig{dial: dial, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.Addr().String(), fc.Addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 
@@ -92,7 +93,7 @@ func TestBrokerConnBlockedWriteEndsWithContext(t *testing.T) {
 		_, err := c.roundTrip(testContext(t), tpProduceRequest(0, -1))
 		first <- err
 	}()
-	tpWaitFor(t, "the first request to reach the broker", func() bool { return fc.count(protocol.Produce, 0) == 1 })
+	tpWaitFor(t, "the first request to reach the broker", func() bool { return fc.Count(protocol.Produce, 0) == 1 })
 
 	// Cancelled (no deadline, which the socket would enforce by itself)
 	// once the request is registered as pending, which happens after the
@@ -135,10 +136,10 @@ func TestBrokerConnBlockedWriteEndsWithContext(t *testing.T) {
 // A request whose context has already ended writes nothing, and the
 // connection stays usable.
 func TestBrokerConnEndedContextWritesNothing(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.Addr().String(), fc.Addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 
@@ -148,7 +149,7 @@ func TestBrokerConnEndedContextWritesNothing(t *testing.T) {
 		_, err = c.roundTrip(ctx, tpProduceRequest(0, -1))
 		require.ErrorIs(t, err, context.Canceled)
 	}
-	require.Equal(t, 0, fc.count(protocol.Produce, 0))
+	require.Equal(t, 0, fc.Count(protocol.Produce, 0))
 	require.NoError(t, c.broken())
 	_, err = c.roundTrip(testContext(t), tpProduceRequest(0, -1))
 	require.NoError(t, err)
@@ -159,8 +160,8 @@ func TestBrokerConnEndedContextWritesNothing(t *testing.T) {
 // no other request's bytes may come in between (the broker would read a
 // corrupt frame). Every request arrives whole and answers its own caller.
 func TestBrokerConnConcurrentPartialWritesDoNotInterleave(t *testing.T) {
-	fc := tpNewFakeCluster(t, 1)
-	fc.setHandler(func(r *tpFakeRequest) {
+	fc := fakebroker.New(t, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {
 		p := r.Msg.(*produce.Request).Topics[0].Partitions[0]
 		rec, err := p.RecordSet.Records.ReadRecord()
 		code := int16(0)
@@ -177,7 +178,7 @@ func TestBrokerConnConcurrentPartialWritesDoNotInterleave(t *testing.T) {
 		tpProduceReply(r, code)
 	})
 	cfg := &dialConfig{dial: defaultDialer.DialContext, dialTimeout: 10 * time.Second, clientID: "test"}
-	c, err := dialBroker(testContext(t), cfg, "tcp", fc.addr().String(), false)
+	c, err := dialBroker(testContext(t), cfg, "tcp", fc.Addr().String(), fc.Addr().String(), false)
 	require.NoError(t, err)
 	defer c.close(errConnClosed)
 

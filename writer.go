@@ -536,17 +536,17 @@ func (w *Writer) Stats() WriterStats {
 	out.WriteBackoffMin, out.WriteBackoffMax = w.writeBackoffMin(), w.writeBackoffMax()
 	out.BatchTimeout = w.batchTimeout()
 	out.ReadTimeout, out.WriteTimeout = w.readTimeout(), w.writeTimeout()
-	out.MaxBufferedBatches = int64(writerDefault(w.MaxBufferedBatches, 0))
-	out.MaxBufferedBytes = writerDefault(w.MaxBufferedBytes, 0)
+	out.MaxBufferedBatches = int64(orDefault(w.MaxBufferedBatches, 0))
+	out.MaxBufferedBytes = orDefault(w.MaxBufferedBytes, 0)
 
 	// Counters and summaries, reset by this call.
-	out.Dials, out.DialTime = s.dials.take(), s.dialTime.durations()
-	out.Writes, out.Messages, out.Bytes = s.writes.take(), s.messages.take(), s.bytes.take()
-	out.Errors, out.Retries = s.errors.take(), s.retries.take()
-	out.BatchTime, out.BatchQueueTime = s.batchTime.durations(), s.batchQueueTime.durations()
-	out.WriteTime, out.WaitTime = s.writeTime.durations(), s.waitTime.durations()
-	out.BatchSize, out.BatchBytes = s.batchSize.summary(), s.batchBytes.summary()
-	out.BufferWaits, out.BufferWaitTime = s.bufferWaits.take(), s.bufferWaitTime.durations()
+	out.Dials, out.DialTime = s.dials.snapshot(), s.dialTime.snapshotDuration()
+	out.Writes, out.Messages, out.Bytes = s.writes.snapshot(), s.messages.snapshot(), s.bytes.snapshot()
+	out.Errors, out.Retries = s.errors.snapshot(), s.retries.snapshot()
+	out.BatchTime, out.BatchQueueTime = s.batchTime.snapshotDuration(), s.batchQueueTime.snapshotDuration()
+	out.WriteTime, out.WaitTime = s.writeTime.snapshotDuration(), s.waitTime.snapshotDuration()
+	out.BatchSize, out.BatchBytes = s.batchSize.snapshot(), s.batchBytes.snapshot()
+	out.BufferWaits, out.BufferWaitTime = s.bufferWaits.snapshot(), s.bufferWaitTime.snapshotDuration()
 
 	// Gauges.
 	out.BufferedBatches = s.bufferedBatches.Load()
@@ -904,37 +904,30 @@ const (
 	defaultWriterWriteTimeout = 10 * time.Second
 )
 
-func writerDefault[T int | int64 | time.Duration](v, fallback T) T {
-	if v <= 0 {
-		return fallback
-	}
-	return v
-}
-
-func (w *Writer) maxAttempts() int { return writerDefault(w.MaxAttempts, defaultWriterMaxAttempts) }
+func (w *Writer) maxAttempts() int { return orDefault(w.MaxAttempts, defaultWriterMaxAttempts) }
 
 func (w *Writer) writeBackoffMin() time.Duration {
-	return writerDefault(w.WriteBackoffMin, defaultWriterBackoffMin)
+	return orDefault(w.WriteBackoffMin, defaultWriterBackoffMin)
 }
 
 func (w *Writer) writeBackoffMax() time.Duration {
-	return writerDefault(w.WriteBackoffMax, defaultWriterBackoffMax)
+	return orDefault(w.WriteBackoffMax, defaultWriterBackoffMax)
 }
 
-func (w *Writer) batchSize() int { return writerDefault(w.BatchSize, defaultWriterBatchSize) }
+func (w *Writer) batchSize() int { return orDefault(w.BatchSize, defaultWriterBatchSize) }
 
-func (w *Writer) batchBytes() int64 { return writerDefault(w.BatchBytes, defaultWriterBatchBytes) }
+func (w *Writer) batchBytes() int64 { return orDefault(w.BatchBytes, defaultWriterBatchBytes) }
 
 func (w *Writer) batchTimeout() time.Duration {
-	return writerDefault(w.BatchTimeout, defaultWriterBatchTimeout)
+	return orDefault(w.BatchTimeout, defaultWriterBatchTimeout)
 }
 
 func (w *Writer) readTimeout() time.Duration {
-	return writerDefault(w.ReadTimeout, defaultWriterReadTimeout)
+	return orDefault(w.ReadTimeout, defaultWriterReadTimeout)
 }
 
 func (w *Writer) writeTimeout() time.Duration {
-	return writerDefault(w.WriteTimeout, defaultWriterWriteTimeout)
+	return orDefault(w.WriteTimeout, defaultWriterWriteTimeout)
 }
 
 func (w *Writer) logf(format string, args ...interface{}) {
@@ -950,14 +943,4 @@ func (w *Writer) errorf(format string, args ...interface{}) {
 	case w.Logger != nil:
 		w.Logger.Printf(format, args...)
 	}
-}
-
-// writerBackoff is the pause before retry number attempt (1 for the first
-// retry): quadratic growth from min, capped at max.
-func writerBackoff(attempt int, min, max time.Duration) time.Duration {
-	d := time.Duration(attempt*attempt) * min
-	if d > max || d <= 0 {
-		d = max
-	}
-	return d
 }

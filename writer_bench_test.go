@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 )
 
 // The Writer's own overhead, against a stub broker that answers at once:
@@ -145,12 +147,12 @@ func BenchmarkWriterSyncOneMessage(b *testing.B) {
 		bytes   int64
 	}{{"default", 0, 0}, {"bounded", 4, 16 << 20}} {
 		b.Run(c.name, func(b *testing.B) {
-			fc := tpNewFakeCluster(b, 1)
-			fc.setHandler(func(r *tpFakeRequest) { tpProduceReply(r, 0) })
+			fc := fakebroker.New(b, 1)
+			fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
 			tr := &Transport{}
 			defer tr.CloseIdleConnections()
 			w := &Writer{
-				Addr: fc.addr(), Topic: "t", Transport: tr,
+				Addr: fc.Addr(), Topic: "t", Transport: tr,
 				RequiredAcks: RequireOne, BatchSize: 1,
 				MaxBufferedBatches: c.batches, MaxBufferedBytes: c.bytes,
 			}

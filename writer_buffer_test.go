@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"strconv"
 	"sync"
@@ -352,50 +351,6 @@ func TestWriterSyncContextAfterAcceptance(t *testing.T) {
 	stub.release()
 	w.Flush(context.Background())
 	assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, 1)
-}
-
-// Close wakes every waiting caller with io.ErrClosedPipe, delivers what was
-// accepted, and leaves no goroutine behind.
-func TestWriterCloseWhileCallersWait(t *testing.T) {
-	baseline := runtime.NumGoroutine()
-	stub := newStubBroker(map[string]int{"t": 1})
-	tp := topicPartition{"t", 0}
-	stub.block()
-	w := &Writer{
-		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
-		MaxBufferedBatches: 1, MaxBufferedBytes: 1 << 20, RequiredAcks: RequireOne,
-	}
-	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
-		t.Fatal(err)
-	}
-	const waiters = 4
-	errs := make(chan error, waiters)
-	for i := 0; i < waiters; i++ {
-		go func(i int) { errs <- w.WriteMessages(context.Background(), seqMessages("p0", 100+i, 101+i)...) }(i)
-	}
-	eventually(t, "callers waiting", func() bool { return slotWaiters(w, tp) == waiters })
-
-	closed := make(chan error, 1)
-	go func() { closed <- w.Close() }()
-	// The waiters are refused while the broker is still stuck.
-	for i := 0; i < waiters; i++ {
-		err := <-errs
-		var werr WriteErrors
-		if !errors.Is(err, io.ErrClosedPipe) || !errors.As(err, &werr) || !errors.Is(werr[0], ErrNotAccepted) {
-			t.Fatalf("waiter: %v", err)
-		}
-	}
-	select {
-	case <-closed:
-		t.Fatal("Close returned while accepted batches were still in flight")
-	case <-time.After(20 * time.Millisecond):
-	}
-	stub.release()
-	if err := <-closed; err != nil {
-		t.Fatal(err)
-	}
-	assertInOrder(t, stub.records(tp), 0, 3)
-	checkNoGoroutineLeak(t, baseline)
 }
 
 // Sync callers obey the same bound: with the broker stuck, only N+2 of them

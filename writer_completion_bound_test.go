@@ -2,8 +2,6 @@ package kafka
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
@@ -275,47 +273,6 @@ func TestWriterOverdraftOnlyForCompletion(t *testing.T) {
 	require.NoError(t, w.Flush(context.Background()))
 	if v := reentrantErr.Load(); v != nil {
 		t.Fatal(v)
-	}
-}
-
-// Flush called from Completion returns: it waits for acknowledgement, not
-// for Completion calls (one of which is its caller).
-func TestWriterFlushFromCompletion(t *testing.T) {
-	for _, bounded := range []bool{false, true} {
-		t.Run(fmt.Sprintf("bounded=%v", bounded), func(t *testing.T) {
-			stub := newStubBroker(map[string]int{"t": 1})
-			var w *Writer
-			flushed := make(chan error, 1)
-			w = &Writer{
-				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 100, Async: true,
-				BatchTimeout: time.Hour, RequiredAcks: RequireOne,
-				Completion: func(msgs []Message, _ error) {
-					if string(msgs[0].Key) != "first" {
-						return
-					}
-					// A follow-up in a new batch, then Flush: it must send
-					// that batch and return once it is acknowledged.
-					if err := w.WriteMessages(context.Background(), seqMessages("second", 1, 2)...); err != nil {
-						flushed <- err
-						return
-					}
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					defer cancel()
-					err := w.Flush(ctx)
-					if err == nil && len(stub.records(topicPartition{"t", 0})) != 2 {
-						err = errors.New("Flush returned before the follow-up was acknowledged")
-					}
-					flushed <- err
-				},
-			}
-			if bounded {
-				w.MaxBufferedBatches, w.MaxBufferedBytes = 1, 1<<20
-			}
-			defer shutdown(w, stub)
-			require.NoError(t, w.WriteMessages(context.Background(), seqMessages("first", 0, 1)...))
-			require.NoError(t, w.Flush(context.Background()))
-			require.NoError(t, <-flushed)
-		})
 	}
 }
 

@@ -109,8 +109,8 @@ func NewWriter(config WriterConfig) *Writer {
 		SASL:        d.SASLMechanism,
 		TLS:         d.TLS,
 		ClientID:    d.ClientID,
-		IdleTimeout: writerDefault(config.IdleConnTimeout, 9*time.Minute),
-		MetadataTTL: writerDefault(config.RebalanceInterval, 15*time.Second),
+		IdleTimeout: orDefault(config.IdleConnTimeout, 9*time.Minute),
+		MetadataTTL: orDefault(config.RebalanceInterval, 15*time.Second),
 	}
 
 	w := &Writer{

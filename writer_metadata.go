@@ -151,7 +151,7 @@ func (w *Writer) lookupPartitions(ctx context.Context, topic string) (int, error
 		if !retry {
 			return n, err
 		}
-		timer := time.NewTimer(writerBackoff(attempt, w.writeBackoffMin(), w.writeBackoffMax()))
+		timer := time.NewTimer(backoff(attempt, w.writeBackoffMin(), w.writeBackoffMax()))
 		select {
 		case <-timer.C:
 		case <-ctx.Done():

@@ -110,7 +110,7 @@ func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, er
 	for attempt, max := 0, w.maxAttempts(); attempt < max; attempt++ {
 		if attempt > 0 {
 			s.retries.add(1)
-			delay := writerBackoff(attempt, w.writeBackoffMin(), w.writeBackoffMax())
+			delay := backoff(attempt, w.writeBackoffMin(), w.writeBackoffMax())
 			w.logf("backing off %s writing %d messages to %s (partition: %d)", delay, len(b.msgs), key.topic, key.partition)
 			time.Sleep(delay)
 		}

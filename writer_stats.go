@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -79,83 +78,23 @@ type WriterStats struct {
 // writerStats holds the live values behind WriterStats. Counters and
 // summaries are reset by each snapshot; gauges are not.
 type writerStats struct {
-	dials          writerCounter
-	writes         writerCounter
-	messages       writerCounter
-	bytes          writerCounter
-	errors         writerCounter
-	retries        writerCounter
-	bufferWaits    writerCounter
-	dialTime       writerSummary
-	batchTime      writerSummary
-	batchQueueTime writerSummary
-	writeTime      writerSummary
-	waitTime       writerSummary
-	batchSize      writerSummary
-	batchBytes     writerSummary
-	bufferWaitTime writerSummary
+	dials          counter
+	writes         counter
+	messages       counter
+	bytes          counter
+	errors         counter
+	retries        counter
+	bufferWaits    counter
+	dialTime       summary
+	batchTime      summary
+	batchQueueTime summary
+	writeTime      summary
+	waitTime       summary
+	batchSize      summary
+	batchBytes     summary
+	bufferWaitTime summary
 
+	// Gauges, kept by adding to them as batches come and go.
 	bufferedBatches atomic.Int64
 	bufferedBytes   atomic.Int64
-}
-
-type writerCounter struct{ n atomic.Int64 }
-
-func (c *writerCounter) add(n int64) { c.n.Add(n) }
-
-func (c *writerCounter) take() int64 { return c.n.Swap(0) }
-
-// writerSummary aggregates observations. A mutex keeps count, sum, min and
-// max consistent with each other in a snapshot; it is only ever held for a
-// few instructions.
-type writerSummary struct {
-	mu                   sync.Mutex
-	count, sum, min, max int64
-}
-
-func (s *writerSummary) observe(v int64) {
-	s.mu.Lock()
-	if s.count == 0 || v < s.min {
-		s.min = v
-	}
-	if s.count == 0 || v > s.max {
-		s.max = v
-	}
-	s.count++
-	s.sum += v
-	s.mu.Unlock()
-}
-
-func (s *writerSummary) observeSince(t time.Time) { s.observe(int64(time.Since(t))) }
-
-func (s *writerSummary) take() (count, sum, min, max int64) {
-	s.mu.Lock()
-	count, sum, min, max = s.count, s.sum, s.min, s.max
-	s.count, s.sum, s.min, s.max = 0, 0, 0, 0
-	s.mu.Unlock()
-	return
-}
-
-func (s *writerSummary) summary() SummaryStats {
-	count, sum, min, max := s.take()
-	var avg int64
-	if count > 0 {
-		avg = sum / count
-	}
-	return SummaryStats{Avg: avg, Min: min, Max: max, Count: count, Sum: sum}
-}
-
-func (s *writerSummary) durations() DurationStats {
-	count, sum, min, max := s.take()
-	var avg int64
-	if count > 0 {
-		avg = sum / count
-	}
-	return DurationStats{
-		Avg:   time.Duration(avg),
-		Min:   time.Duration(min),
-		Max:   time.Duration(max),
-		Count: count,
-		Sum:   time.Duration(sum),
-	}
 }

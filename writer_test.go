@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -323,70 +322,6 @@ func TestWriterOrderAcrossBatchesAndRetries(t *testing.T) {
 	}
 }
 
-func TestWriterFlush(t *testing.T) {
-	stub := newStubBroker(map[string]int{"t": 2})
-	w := &Writer{
-		Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyBalancer,
-		BatchSize: 1000, BatchTimeout: time.Hour, Async: true, RequiredAcks: RequireOne,
-	}
-	defer shutdown(w, stub)
-	msgs := append(seqMessages("p0", 0, 5), seqMessages("p1", 0, 3)...)
-	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
-		t.Fatal(err)
-	}
-	if stub.totalRecords() != 0 {
-		t.Fatal("batches sent before their timeout or Flush")
-	}
-	if err := w.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// Flush returned: everything accepted before it is acknowledged.
-	assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, 5)
-	assertInOrder(t, stub.records(topicPartition{"t", 1}), 0, 3)
-
-	// A stuck broker: Flush gives up with ctx, the batch is still sent.
-	stub.block()
-	if err := w.WriteMessages(context.Background(), seqMessages("p0", 5, 6)...); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := w.Flush(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("flush on a stuck broker: %v", err)
-	}
-	stub.release()
-	if err := w.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	assertInOrder(t, stub.records(topicPartition{"t", 0}), 0, 6)
-}
-
-func TestWriterGoroutinesReleasedAfterClose(t *testing.T) {
-	for _, n := range []int{0, 2} {
-		t.Run(fmt.Sprintf("MaxBufferedBatches=%d", n), func(t *testing.T) {
-			baseline := runtime.NumGoroutine()
-			stub := newStubBroker(map[string]int{"t": 8})
-			w := &Writer{
-				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 5, BatchTimeout: time.Hour,
-				Async: true, MaxBufferedBatches: n, MaxBufferedBytes: 1 << 20,
-				Completion: func([]Message, error) {},
-			}
-			for i := 0; i < 200; i++ {
-				if err := w.WriteMessages(context.Background(), seqMessages("x", i, i+1)...); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if got := stub.totalRecords(); got != 200 {
-				t.Errorf("Close flushed %d records, want 200", got)
-			}
-			checkNoGoroutineLeak(t, baseline)
-		})
-	}
-}
-
 func TestWriterRecordsCarryMessageFields(t *testing.T) {
 	msgs := []Message{
 		{Key: []byte("k"), Value: []byte("v"), Headers: []Header{{Key: "h", Value: []byte("1")}}, Time: time.Unix(1700000000, 0)},
@@ -414,7 +349,7 @@ func TestWriterRecordsCarryMessageFields(t *testing.T) {
 func TestWriterBackoff(t *testing.T) {
 	min, max := 100*time.Millisecond, time.Second
 	for attempt, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 400 * time.Millisecond, 3: 900 * time.Millisecond, 4: time.Second, 50: time.Second} {
-		if got := writerBackoff(attempt, min, max); got != want {
+		if got := backoff(attempt, min, max); got != want {
 			t.Errorf("backoff(%d) = %v, want %v", attempt, got, want)
 		}
 	}

@@ -14,6 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// One WriteMessages call: its messages' order and batches under tight
+// bounds, the indexes its errors report, and its place in the line.
+
 // keyedPartition sends a message to the partition its key names ("p<N>/...").
 var keyedPartition = BalancerFunc(func(m Message, partitions ...int) int {
 	k := string(m.Key)
@@ -96,7 +99,7 @@ func TestWriterSyncErrorsIndexedAcrossFastAndSlowPaths(t *testing.T) {
 // Whatever happens, no message is written twice, each caller's messages to
 // a partition arrive in the caller's order, and a call that returned nil
 // has all its messages written.
-func TestWriterAddRunConcurrentOrderUnderTightBounds(t *testing.T) {
+func TestWriterConcurrentCallsOrderUnderTightBounds(t *testing.T) {
 	one := sizeOf(Message{Key: []byte("p0/c00/000"), Value: []byte("c00/000")})
 	for _, c := range []struct {
 		name      string
@@ -181,71 +184,13 @@ func TestWriterAddRunConcurrentOrderUnderTightBounds(t *testing.T) {
 	}
 }
 
-// Close racing with callers whose calls span partitions: every call ends
-// (no caller is left waiting for a slot or bytes), a call that returned nil
-// was written, and nothing is written twice.
-func TestWriterAddRunCloseRace(t *testing.T) {
-	for round := 0; round < 5; round++ {
-		stub := newStubBroker(map[string]int{"t": 2})
-		w := &Writer{
-			Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyedPartition,
-			BatchSize: 2, BatchTimeout: time.Nanosecond, RequiredAcks: RequireOne,
-			MaxBufferedBatches: 1, MaxBufferedBytes: 256,
-		}
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var ok [][]Message
-		for g := 0; g < 6; g++ {
-			wg.Add(1)
-			go func(g int) {
-				defer wg.Done()
-				for n := 0; ; n++ {
-					msgs := make([]Message, 5)
-					for i := range msgs {
-						v := fmt.Sprintf("c%d/%03d", g, n*5+i)
-						msgs[i] = Message{Key: []byte(fmt.Sprintf("p%d/%s", i%2, v)), Value: []byte(v)}
-					}
-					err := w.WriteMessages(context.Background(), msgs...)
-					if err != nil {
-						return
-					}
-					mu.Lock()
-					ok = append(ok, msgs)
-					mu.Unlock()
-				}
-			}(g)
-		}
-		eventually(t, "some calls written", func() bool { return stub.totalRecords() > 50 })
-		require.NoError(t, w.Close())
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Fatal("callers still blocked after Close")
-		}
-		seen := map[string]int{}
-		for p := 0; p < 2; p++ {
-			for _, r := range stub.records(topicPartition{"t", int32(p)}) {
-				seen[r.value]++
-				require.Equal(t, 1, seen[r.value], "written twice: %s", r.value)
-			}
-		}
-		for _, msgs := range ok {
-			for _, m := range msgs {
-				require.Equal(t, 1, seen[string(m.Value)], "%s acknowledged but missing", m.Value)
-			}
-		}
-	}
-}
-
 // The idempotent producer under the per-call fast path: sync calls whose
 // messages alternate between partitions, BatchSize 2, a BatchTimeout of a
 // nanosecond, one batch per partition and little memory, with lost
 // requests, lost replies and leadership errors. Each message is in the log
 // once, each caller's messages keep their order per partition, and each
 // call that returned nil is in the log whole.
-func TestIdempotentWriterAddRunAlternatingPartitionsWithFaults(t *testing.T) {
+func TestIdempotentWriterCallsAlternatingPartitionsWithFaults(t *testing.T) {
 	const parts, callers, calls, each = 3, 4, 30, 5
 	b := newIdemBroker(map[string]int{"t": parts})
 	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
@@ -407,4 +352,55 @@ func waitFor(cond func() bool) <-chan struct{} {
 		close(ch)
 	}()
 	return ch
+}
+
+// The messages one WriteMessages call sends to a partition land in the same
+// batch when they fit in it, whatever BatchTimeout does meanwhile: a
+// BatchTimeout of a nanosecond fires while the call is still adding, and
+// must not cut the call into several produce requests. (Idempotent tests
+// rely on this: their expected sequence numbers follow the calls.)
+func TestWriterCallNotSplitByBatchTimeout(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		batches, bytes int64
+		async          bool
+	}{
+		{"unbounded", 0, 0, false},
+		{"MaxBufferedBatches", 2, 0, false},
+		{"MaxBufferedBytes", 0, 1 << 20, false},
+		{"both", 2, 1 << 20, false},
+		{"both async", 2, 1 << 20, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, Async: c.async,
+				BatchSize: 1000, BatchTimeout: time.Nanosecond, RequiredAcks: RequireOne,
+				MaxBufferedBatches: int(c.batches), MaxBufferedBytes: c.bytes,
+			}
+			defer shutdown(w, stub)
+			ctx := context.Background()
+			const calls, each = 20, 200
+			for n := 0; n < calls; n++ {
+				msgs := make([]Message, each)
+				for i := range msgs {
+					msgs[i] = Message{Value: []byte(fmt.Sprintf("%d-%d", n, i))}
+				}
+				require.NoError(t, w.WriteMessages(ctx, msgs...))
+				if c.async {
+					require.NoError(t, w.Flush(ctx))
+				}
+			}
+			sizes := stub.batchSizes(topicPartition{"t", 0})
+			require.Len(t, sizes, calls, "produce requests per call: %v", sizes)
+			for i, n := range sizes {
+				require.Equal(t, each, n, "request %d", i)
+			}
+			recs := stub.records(topicPartition{"t", 0})
+			require.Len(t, recs, calls*each)
+			for i, r := range recs {
+				require.Equal(t, fmt.Sprintf("%d-%d", i/each, i%each), r.value)
+			}
+		})
+	}
 }

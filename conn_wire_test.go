@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -27,72 +28,64 @@ import (
 	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
-// Unit tests of Conn over net.Pipe, against a fake broker that decodes
-// requests with protocol.ReadRequest and answers with
-// protocol.WriteResponse.
+// Unit tests of Conn against the fake broker (internal/fakebroker), which
+// decodes requests with protocol.ReadRequest; the tests answer with
+// protocol.WriteResponse or with frames of their own making.
 
-// connFake is the broker side of a net.Pipe.
+// connFake scripts a fake broker for one Conn.
 type connFake struct {
-	t        *testing.T
-	nc       net.Conn
-	versions map[protocol.ApiKey][2]int16
-	done     chan struct{}
-
 	mutex    sync.Mutex
 	requests []protocol.Message
-	// handle answers a request: a message to encode, or raw bytes (a whole
-	// frame) to send as they are; nil and nil sends nothing.
-	handle func(version int16, req protocol.Message) (protocol.Message, []byte)
 }
 
+// newConnFake starts a fake broker that advertises versions and answers
+// every request but ApiVersions with handle: a message to encode, or raw
+// bytes (a whole frame, its correlation ID set unless the test set one) to
+// send as they are; nil and nil sends nothing. It returns a Conn to it.
 func newConnFake(t *testing.T, versions map[protocol.ApiKey][2]int16, handle func(int16, protocol.Message) (protocol.Message, []byte)) (*Conn, *connFake) {
-	client, server := net.Pipe()
-	f := &connFake{t: t, nc: server, versions: versions, handle: handle, done: make(chan struct{})}
-	go f.serve()
-	c := NewConnWith(client, ConnConfig{Topic: "topic", Partition: 3, ClientID: "fake-test"})
-	t.Cleanup(func() {
-		c.Close()
-		server.Close()
-		<-f.done
-	})
+	fc := fakebroker.New(t, 1)
+	f := scriptConnFake(fc.Brokers[0], versions, handle)
+	nc, err := net.Dial("tcp", fc.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConnWith(nc, ConnConfig{Topic: "topic", Partition: 3, ClientID: "fake-test"})
+	t.Cleanup(func() { c.Close() })
 	return c, f
 }
 
-func (f *connFake) serve() {
-	defer close(f.done)
-	for {
-		version, id, _, req, err := protocol.ReadRequest(f.nc)
-		if err != nil {
-			return
-		}
+// scriptConnFake makes b advertise versions and answer with handle, as
+// newConnFake describes.
+func scriptConnFake(b *fakebroker.Broker, versions map[protocol.ApiKey][2]int16, handle func(int16, protocol.Message) (protocol.Message, []byte)) *connFake {
+	f := &connFake{}
+	b.Mu.Lock()
+	b.ApiKeys = nil
+	for key, r := range versions {
+		b.ApiKeys = append(b.ApiKeys, apiversions.ApiKeyResponse{ApiKey: int16(key), MinVersion: r[0], MaxVersion: r[1]})
+	}
+	b.Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
 		f.mutex.Lock()
-		f.requests = append(f.requests, req)
+		f.requests = append(f.requests, r.Msg)
 		f.mutex.Unlock()
-		if _, ok := req.(*apiversions.Request); ok {
-			res := &apiversions.Response{}
-			for key, r := range f.versions {
-				res.ApiKeys = append(res.ApiKeys, apiversions.ApiKeyResponse{ApiKey: int16(key), MinVersion: r[0], MaxVersion: r[1]})
-			}
-			if err := protocol.WriteResponse(f.nc, version, id, res); err != nil {
-				return
-			}
-			continue
+		if r.Msg.ApiKey() == protocol.ApiVersions {
+			return false
 		}
-		msg, raw := f.handle(version, req)
+		msg, raw := handle(r.Version, r.Msg)
 		switch {
 		case raw != nil:
 			if binary.BigEndian.Uint32(raw[4:]) == 0 { // else a test's wrong ID
-				binary.BigEndian.PutUint32(raw[4:], uint32(id))
+				binary.BigEndian.PutUint32(raw[4:], uint32(r.ID))
 			}
-			if _, err := f.nc.Write(raw); err != nil {
-				return
-			}
+			c.WMu.Lock()
+			c.NC.Write(raw)
+			c.WMu.Unlock()
 		case msg != nil:
-			if err := protocol.WriteResponse(f.nc, version, id, msg); err != nil {
-				return
-			}
+			r.Reply(msg)
 		}
+		return true
 	}
+	b.Mu.Unlock()
+	return f
 }
 
 func (f *connFake) last() protocol.Message {
@@ -238,7 +231,7 @@ func connReadBatch(b *Batch) ([]string, error) {
 	}
 }
 
-func TestConnFakeBatchFormats(t *testing.T) {
+func TestConnBatchFormats(t *testing.T) {
 	connCheckGoroutines(t)
 	var records []byte
 	records = append(records, connMagic0(0, "m0-k0", "m0-v0")...)
@@ -313,7 +306,7 @@ func TestConnFakeBatchFormats(t *testing.T) {
 	}
 }
 
-func TestConnFakeBatchRead(t *testing.T) {
+func TestConnBatchRead(t *testing.T) {
 	records := connV2Batch(t, 0, 0, -1, connRecords([]connTestRecord{{"a", "12345678"}, {"b", ""}, {"c", "xyz"}}))
 	c, _ := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		return nil, connFetchFrame(t, 3, 0, nil, records)
@@ -355,7 +348,7 @@ func TestConnFakeBatchRead(t *testing.T) {
 	}
 }
 
-func TestConnFakeReadCommitted(t *testing.T) {
+func TestConnReadCommitted(t *testing.T) {
 	var records []byte
 	records = append(records, connV2Batch(t, 2, protocol.Transactional, 7, connRecords(connKV("aborted", 2)))...)
 	records = append(records, connV2Batch(t, 4, protocol.Transactional, 8, connRecords(connKV("committed", 2)))...)
@@ -393,7 +386,7 @@ func TestConnFakeReadCommitted(t *testing.T) {
 	}
 }
 
-func TestConnFakeFetchEdgeCases(t *testing.T) {
+func TestConnFetchEdgeCases(t *testing.T) {
 	var respond func() []byte
 	c, _ := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		return nil, respond()
@@ -479,7 +472,7 @@ func TestConnFakeFetchEdgeCases(t *testing.T) {
 	}
 }
 
-func TestConnFakeProduce(t *testing.T) {
+func TestConnProduce(t *testing.T) {
 	c, f := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		r := req.(*produce.Request)
 		return &produce.Response{Topics: []produce.ResponseTopic{{
@@ -534,7 +527,7 @@ func TestConnFakeProduce(t *testing.T) {
 	}
 }
 
-func TestConnFakeOffsetsAndMetadata(t *testing.T) {
+func TestConnOffsetsAndMetadata(t *testing.T) {
 	c, f := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		switch r := req.(type) {
 		case *listoffsets.Request:
@@ -626,7 +619,7 @@ func TestConnFakeOffsetsAndMetadata(t *testing.T) {
 	}
 }
 
-func TestConnFakeUnsupportedVersions(t *testing.T) {
+func TestConnUnsupportedVersions(t *testing.T) {
 	c, _ := newConnFake(t, map[protocol.ApiKey][2]int16{protocol.ApiVersions: {0, 0}, protocol.Fetch: {0, 2}}, nil)
 	b := c.ReadBatch(1, 100)
 	if !errors.Is(b.Err(), protocol.ErrNoVersionOverlap) {
@@ -637,9 +630,9 @@ func TestConnFakeUnsupportedVersions(t *testing.T) {
 	}
 }
 
-// TestConnFakeSASLv0 authenticates after a v0 handshake, where the SASL
+// TestConnSASLv0 authenticates after a v0 handshake, where the SASL
 // messages travel as raw size-prefixed frames.
-func TestConnFakeSASLv0(t *testing.T) {
+func TestConnSASLv0(t *testing.T) {
 	for _, password := range []string{"secret", "wrong"} {
 		t.Run(password, func(t *testing.T) {
 			connCheckGoroutines(t)
@@ -728,36 +721,20 @@ func connFakeSASLServer(nc net.Conn) error {
 	return fmt.Errorf("after the metadata request: %v", err)
 }
 
-func TestConnFakeTLS(t *testing.T) {
+func TestConnTLS(t *testing.T) {
 	connCheckGoroutines(t)
 	srv := httptest.NewTLSServer(nil)
 	defer srv.Close()
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: srv.TLS.Certificates})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			f := &connFake{t: t, nc: nc, versions: connFakeVersions(), done: make(chan struct{}),
-				handle: func(v int16, req protocol.Message) (protocol.Message, []byte) {
-					return &metadata.Response{Brokers: []metadata.ResponseBroker{{NodeID: 1, Host: "tls", Port: 1}}}, nil
-				}}
-			f.serve()
-			nc.Close()
-		}
-	}()
+	fc := fakebroker.NewTLS(t, 1, &tls.Config{Certificates: srv.TLS.Certificates})
+	scriptConnFake(fc.Brokers[0], connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
+		return &metadata.Response{Brokers: []metadata.ResponseBroker{{NodeID: 1, Host: "tls", Port: 1}}}, nil
+	})
+	addr := fc.Addr().String()
 
 	d := &Dialer{Timeout: 10 * time.Second, TLS: &tls.Config{RootCAs: pool}}
-	c, err := d.Dial("tcp", ln.Addr().String())
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -772,19 +749,17 @@ func TestConnFakeTLS(t *testing.T) {
 
 	// A plaintext client is told the broker expects TLS, without hanging.
 	d = &Dialer{Timeout: 5 * time.Second}
-	if _, err := d.Dial("tcp", ln.Addr().String()); err == nil {
+	if _, err := d.Dial("tcp", addr); err == nil {
 		t.Error("plaintext dial of a TLS listener succeeded")
 	}
 	// A certificate the client does not trust fails the handshake.
 	d = &Dialer{Timeout: 5 * time.Second, TLS: &tls.Config{}}
-	if _, err := d.Dial("tcp", ln.Addr().String()); err == nil {
+	if _, err := d.Dial("tcp", addr); err == nil {
 		t.Error("dial with an untrusted certificate succeeded")
 	}
-	ln.Close()
-	<-served
 }
 
-func TestConnFakeTLSAlert(t *testing.T) {
+func TestConnTLSAlert(t *testing.T) {
 	client, server := net.Pipe()
 	defer client.Close()
 	go func() {
@@ -851,7 +826,7 @@ func connSetLastOffsetDelta(b []byte, delta int32) []byte {
 // included: batches that end before the fetch offset are skipped, and
 // reading to the end of a batch moves the offset past its last offset, so
 // that a compacted tail costs no extra fetches.
-func TestConnFakeBatchCompactedHeaders(t *testing.T) {
+func TestConnBatchCompactedHeaders(t *testing.T) {
 	var respond func() []byte
 	c, _ := newConnFake(t, connFakeVersions(), func(v int16, req protocol.Message) (protocol.Message, []byte) {
 		return nil, respond()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand"
 	"net"
 	"runtime"
@@ -20,9 +19,8 @@ import (
 	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
 )
 
-// Adversarial tests of the idempotent Writer: odd answers, re-entrant
-// Completion, many callers with random cancellation, Close while the
-// producer ID cannot be had.
+// The idempotent Writer against odd answers, a re-entrant Completion, many
+// callers with random cancellation, and a producer ID that cannot be had.
 
 // oddTransport wraps an idemBroker and lets a test replace or distort the
 // answers to some requests.
@@ -69,7 +67,7 @@ func requireNoDuplicatesInOrder(t *testing.T, log []string) {
 // A produce answer that does not name the partition, after the broker
 // appended the batch: the caller gets an error (the outcome is unknown), no
 // panic, and the partition goes on without writing anything twice.
-func TestIdempotentWriterReviewAnswerWithoutPartition(t *testing.T) {
+func TestIdempotentWriterAnswerWithoutPartition(t *testing.T) {
 	o := &oddTransport{idemBroker: newIdemBroker(map[string]int{"t": 1})}
 	o.produce = func(call int, res Response, err error) (Response, error) {
 		if call == 2 {
@@ -91,7 +89,7 @@ func TestIdempotentWriterReviewAnswerWithoutPartition(t *testing.T) {
 
 // Odd InitProducerId answers are errors, never a panic nor a session with
 // an invalid producer ID; the Writer gets a good one later.
-func TestIdempotentWriterReviewOddInitProducerIDAnswers(t *testing.T) {
+func TestIdempotentWriterOddInitProducerIDAnswers(t *testing.T) {
 	answers := []func() (Response, error){
 		func() (Response, error) { return nil, nil },
 		func() (Response, error) { return &produceAPI.Response{}, nil },
@@ -133,7 +131,7 @@ func TestIdempotentWriterReviewOddInitProducerIDAnswers(t *testing.T) {
 // DUPLICATE_SEQUENCE_NUMBER for the first attempt of a batch (a broker
 // that answers so for a batch it never saw) counts as written, as in the
 // Java client, and the messages get offset -1 rather than made-up ones.
-func TestIdempotentWriterReviewDuplicateOnFirstAttempt(t *testing.T) {
+func TestIdempotentWriterDuplicateOnFirstAttempt(t *testing.T) {
 	b := newIdemBroker(map[string]int{"t": 1})
 	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
 		if call == 1 {
@@ -162,7 +160,7 @@ func TestIdempotentWriterReviewDuplicateOnFirstAttempt(t *testing.T) {
 
 // Every RequiredAcks value but RequireAll is refused, odd ones included,
 // and the refusal does not leave a goroutine behind.
-func TestIdempotentWriterReviewRequiredAcksValues(t *testing.T) {
+func TestIdempotentWriterRequiredAcksValues(t *testing.T) {
 	for _, acks := range []RequiredAcks{RequireNone, RequireOne, -2, 2, 127} {
 		b := newIdemBroker(map[string]int{"t": 1})
 		w := newIdemWriter(b)
@@ -178,7 +176,7 @@ func TestIdempotentWriterReviewRequiredAcksValues(t *testing.T) {
 // An asynchronous idempotent Writer whose Completion writes again (a retry
 // of what failed, then more) with the tightest bounds and lost answers:
 // nothing deadlocks, and everything is in the log once, in order.
-func TestIdempotentWriterReviewCompletionReenters(t *testing.T) {
+func TestIdempotentWriterCompletionReenters(t *testing.T) {
 	for _, bounded := range []bool{true, false} {
 		t.Run(fmt.Sprint("bounded=", bounded), func(t *testing.T) {
 			testIdemCompletionReenters(t, bounded)
@@ -259,7 +257,7 @@ func waitOrFail(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
 // bounds: nothing is in the log twice, every message reported written is
 // in it, each caller's messages keep their order, and Close releases every
 // goroutine.
-func TestIdempotentWriterReviewManyCallersRandomCancel(t *testing.T) {
+func TestIdempotentWriterManyCallersRandomCancel(t *testing.T) {
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			before := runtime.NumGoroutine()
@@ -353,7 +351,7 @@ func TestIdempotentWriterReviewManyCallersRandomCancel(t *testing.T) {
 
 // A cluster that never answers InitProducerId: writes fail after their
 // attempts, Flush and Close return, and no goroutine is left.
-func TestIdempotentWriterReviewInitProducerIDNeverAnswers(t *testing.T) {
+func TestIdempotentWriterInitProducerIDNeverAnswers(t *testing.T) {
 	before := runtime.NumGoroutine()
 	o := &oddTransport{idemBroker: newIdemBroker(map[string]int{"t": 2})}
 	o.init = func(call int) (Response, error, bool) {
@@ -391,96 +389,4 @@ func (s *stallInit) RoundTrip(ctx context.Context, addr net.Addr, req Request) (
 		return nil, ctx.Err()
 	}
 	return s.oddTransport.RoundTrip(ctx, addr, req)
-}
-
-// Close while many callers are still writing (some with deadlines) to an
-// idempotent Writer whose broker loses answers: Close returns, every
-// caller returns, what was reported written is in the log once and in
-// order, and no goroutine is left.
-func TestIdempotentWriterReviewCloseUnderLoad(t *testing.T) {
-	for _, bounded := range []bool{false, true} {
-		t.Run(fmt.Sprint("bounded=", bounded), func(t *testing.T) {
-			before := runtime.NumGoroutine()
-			const parts, callers = 2, 6
-			var rngMu sync.Mutex
-			rng := rand.New(rand.NewSource(5))
-			intn := func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.Intn(n) }
-			b := newIdemBroker(map[string]int{"t": parts})
-			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
-				switch intn(6) {
-				case 0:
-					return idemFault{loseReply: true}
-				case 1:
-					return idemFault{lose: true}
-				}
-				return idemFault{}
-			}
-			w := newIdemWriter(b)
-			w.BatchSize = 3
-			if bounded {
-				w.MaxBufferedBatches, w.MaxBufferedBytes = 1, 128
-			}
-			var mu sync.Mutex
-			ok := map[string]bool{}
-			var wg sync.WaitGroup
-			var started sync.WaitGroup
-			for c := 0; c < callers; c++ {
-				wg.Add(1)
-				started.Add(1)
-				go func(c int) {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						if i == 5 {
-							started.Done()
-						}
-						ctx, cancel := context.WithTimeout(context.Background(), time.Duration(intn(5000))*time.Microsecond)
-						v := fmt.Sprintf("c%d-%05d", c, i)
-						err := w.WriteMessages(ctx, Message{Key: []byte{byte('0' + c%parts)}, Value: []byte(v)})
-						cancel()
-						if err == nil {
-							mu.Lock()
-							ok[v] = true
-							mu.Unlock()
-						}
-						if errors.Is(err, io.ErrClosedPipe) {
-							if i < 5 {
-								started.Done()
-							}
-							return
-						}
-					}
-				}(c)
-			}
-			started.Wait()
-			closed := make(chan error, 1)
-			go func() { closed <- w.Close() }()
-			select {
-			case err := <-closed:
-				require.NoError(t, err)
-			case <-time.After(60 * time.Second):
-				t.Fatal("Close hangs")
-			}
-			waitOrFail(t, &wg, 60*time.Second)
-
-			inLog := map[string]bool{}
-			for p := 0; p < parts; p++ {
-				last := map[string]string{}
-				for _, v := range b.logOf(topicPartition{"t", int32(p)}) {
-					require.False(t, inLog[v], "%s is in the log twice", v)
-					inLog[v] = true
-					caller := v[:2]
-					require.Less(t, last[caller], v, "order of %s", caller)
-					last[caller] = v
-				}
-			}
-			for v := range ok {
-				require.True(t, inLog[v], "%s reported written, not in the log", v)
-			}
-			deadline := time.Now().Add(10 * time.Second)
-			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left after Close")
-		})
-	}
 }

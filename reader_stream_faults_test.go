@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -18,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Adversarial tests of the streamed Fetch path (reader_stream.go,
-// transport_stream.go): responses cut at every byte, in both the v11 and
+// The Reader against damaged and interrupted Fetch responses on its leased
+// connection (reader_fetch.go, transport_lease.go): responses cut at every byte, in both the v11 and
 // the flexible v12 layout, with other topics and partitions before ours,
 // compressed, transactional and control batches, and a partial batch at
 // the end.
@@ -229,7 +230,7 @@ func (s cutScenario) frameErr(t *testing.T, version int16, id int32, offset int6
 // scenario; the first fetch after cut was set is cut after that many bytes
 // and its connection closed.
 type cutBroker struct {
-	fc *tpFakeCluster
+	fc *fakebroker.Cluster
 
 	mu       sync.Mutex
 	cut      int   // -1: none pending
@@ -240,17 +241,17 @@ type cutBroker struct {
 }
 
 func newCutBroker(t *testing.T, version int16, s cutScenario) *cutBroker {
-	cb := &cutBroker{fc: tpNewFakeCluster(t, 1), cut: -1, flip: -1, versions: map[int16]bool{}}
-	b := cb.fc.brokers[0]
-	b.mu.Lock()
-	b.apiKeys = append([]apiversions.ApiKeyResponse(nil), b.apiKeys...)
-	for i, k := range b.apiKeys {
+	cb := &cutBroker{fc: fakebroker.New(t, 1), cut: -1, flip: -1, versions: map[int16]bool{}}
+	b := cb.fc.Brokers[0]
+	b.Mu.Lock()
+	b.ApiKeys = append([]apiversions.ApiKeyResponse(nil), b.ApiKeys...)
+	for i, k := range b.ApiKeys {
 		if protocol.ApiKey(k.ApiKey) == protocol.Fetch {
-			b.apiKeys[i].MaxVersion = version
+			b.ApiKeys[i].MaxVersion = version
 		}
 	}
-	b.mu.Unlock()
-	cb.fc.setHandler(func(r *tpFakeRequest) {
+	b.Mu.Unlock()
+	cb.fc.SetHandler(func(r *fakebroker.Request) {
 		switch m := r.Msg.(type) {
 		case *listoffsets.Request:
 			p := m.Topics[0].Partitions[0]
@@ -258,7 +259,7 @@ func newCutBroker(t *testing.T, version int16, s cutScenario) *cutBroker {
 			if p.Timestamp == FirstOffset {
 				offset = 0
 			}
-			r.reply(&listoffsets.Response{Topics: []listoffsets.ResponseTopic{{
+			r.Reply(&listoffsets.Response{Topics: []listoffsets.ResponseTopic{{
 				Topic: "t", Partitions: []listoffsets.ResponsePartition{{Partition: p.Partition, Offset: offset}},
 			}}})
 		case *fetch.Request:
@@ -283,7 +284,7 @@ func newCutBroker(t *testing.T, version int16, s cutScenario) *cutBroker {
 					return
 				}
 				writeRaw(r, f[:min(cut, len(f))])
-				r.closeConn()
+				r.CloseConn()
 			}()
 		}
 	})
@@ -338,7 +339,7 @@ func TestReaderStreamCutAtEveryByte(t *testing.T) {
 				for cut := 0; cut <= n; cut += step {
 					cb.setCut(cut)
 					r := NewReader(ReaderConfig{
-						Brokers:        []string{cb.fc.addr().String()},
+						Brokers:        []string{cb.fc.Addr().String()},
 						Topic:          "t",
 						MaxWait:        50 * time.Millisecond,
 						ReadBackoffMin: time.Millisecond,
@@ -363,7 +364,7 @@ func TestReaderStreamCutAtEveryByte(t *testing.T) {
 // the old position.
 func TestReaderStreamSetOffsetRepeatedlyMidResponse(t *testing.T) {
 	const end = 200
-	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, end, func(n int, r *fakebroker.Request, offset int64) {
 		var batches [][]byte
 		for o := offset; o < end; o += 5 {
 			batches = append(batches, streamBatch(t, o, min(o+5, end)))
@@ -402,70 +403,6 @@ func offsetsFrom(from int64, n int) []int64 {
 	return o
 }
 
-// Closing the Reader at any point of a response returns, and leaves no
-// goroutine behind: the Reader reads a few messages, the broker sends a
-// few more bytes (a batch and part of the next) and stalls, or sends the
-// whole response, and the program closes.
-func TestReaderStreamCloseAtAnyPoint(t *testing.T) {
-	const end = 60
-	stall := make(chan struct{})
-	var mu sync.Mutex
-	stallAt := -1 // batches sent whole before stalling (in the next); -1: none
-	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
-		var batches [][]byte
-		for o := offset; o < end; o += 4 {
-			batches = append(batches, streamBatch(t, o, min(o+4, end)))
-		}
-		f := fetchFrameV11(r.ID, end, batches...)
-		mu.Lock()
-		at := stallAt
-		mu.Unlock()
-		rec := f[1]
-		if at >= 0 {
-			upTo := len(bytes.Join(batches[:min(at, len(batches))], nil)) + at%17
-			rec = rec[:min(upTo, len(rec))]
-		}
-		pieces := [][]byte{f[0]}
-		for ; len(rec) > 0; rec = rec[min(len(rec), 31):] {
-			pieces = append(pieces, rec[:min(len(rec), 31)])
-		}
-		writeRaw(r, pieces...)
-		if at >= 0 {
-			<-stall
-		}
-	})
-	before := runtime.NumGoroutine()
-	for k := 0; k < end; k += 3 {
-		mu.Lock()
-		stallAt = -1
-		if k%2 == 0 {
-			stallAt = k/4 + 1
-		}
-		mu.Unlock()
-		r := NewReader(ReaderConfig{
-			Brokers: []string{sb.fc.addr().String()}, Topic: "t",
-			MaxWait: 50 * time.Millisecond, QueueCapacity: 1 + k%3,
-			ReadBatchTimeout: time.Hour,
-		})
-		if k > 0 {
-			require.Equal(t, offsetsFrom(0, k), readCut(t, r, k))
-		}
-		done := make(chan error, 1)
-		go func() { done <- r.Close() }()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Close after %d messages blocked", k)
-		}
-	}
-	close(stall)
-	// The fake broker's goroutines end with their connections.
-	tpWaitFor(t, "the Readers' goroutines to exit", func() bool {
-		return runtime.NumGoroutine() <= before+2
-	})
-}
-
 // A response corrupted at any byte (the next ones are sound) never makes
 // the Reader panic or hang, nor deliver an offset twice or out of order;
 // the connection is dropped or stays in step with the frames (a Reader
@@ -484,7 +421,7 @@ func TestReaderStreamCorruptAtEveryByte(t *testing.T) {
 		cb.flip = at
 		cb.mu.Unlock()
 		r := NewReader(ReaderConfig{
-			Brokers:        []string{cb.fc.addr().String()},
+			Brokers:        []string{cb.fc.Addr().String()},
 			Topic:          "t",
 			MaxWait:        20 * time.Millisecond,
 			ReadBackoffMin: time.Millisecond,
@@ -521,14 +458,14 @@ func TestReaderStreamCorruptAtEveryByte(t *testing.T) {
 // of the abandoned connections end (no response body is left unreleased).
 func TestReaderStreamResponseAtFetchDeadline(t *testing.T) {
 	const end = 150
-	sb := newStreamBroker(t, end, func(n int, r *tpFakeRequest, offset int64) {
+	sb := newStreamBroker(t, end, func(n int, r *fakebroker.Request, offset int64) {
 		// Around the fetch's deadline of 4+4 ms, give or take 3 ms.
 		time.Sleep(time.Duration(7600+(n*37)%800) * time.Microsecond)
 		writeRaw(r, fetchFrameV11(r.ID, end, streamBatch(t, offset, min(offset+3, end)), streamBatch(t, min(offset+3, end), min(offset+6, end)))...)
 	})
 	before := runtime.NumGoroutine()
 	r := NewReader(ReaderConfig{
-		Brokers:          []string{sb.fc.addr().String()},
+		Brokers:          []string{sb.fc.Addr().String()},
 		Topic:            "t",
 		MaxWait:          4 * time.Millisecond,
 		ReadBatchTimeout: 4 * time.Millisecond,
@@ -539,7 +476,7 @@ func TestReaderStreamResponseAtFetchDeadline(t *testing.T) {
 	require.Equal(t, offsetsFrom(0, end), readCut(t, r, end))
 	require.NoError(t, r.Close())
 	t.Logf("%d fetches for %d messages", len(sb.fetchOffsets()), end)
-	sb.fc.close() // the broker's side of the connections, which it holds
+	sb.fc.Close() // the broker's side of the connections, which it holds
 	tpWaitFor(t, "the Reader's goroutines to exit", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
@@ -560,7 +497,7 @@ func TestReaderStreamPartitionErrorWithRecords(t *testing.T) {
 			var mu sync.Mutex
 			var logs []string
 			r := NewReader(ReaderConfig{
-				Brokers:        []string{cb.fc.addr().String()},
+				Brokers:        []string{cb.fc.Addr().String()},
 				Topic:          "t",
 				MaxWait:        20 * time.Millisecond,
 				ReadBackoffMin: time.Millisecond,

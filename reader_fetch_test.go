@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/internal/logshape"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
@@ -65,16 +66,16 @@ func (s *stubPartition) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 // serve makes fc play the stub: fetch answers are written as a broker
 // serves them (batches with their offsets, producers and markers, encoded
 // by internal/logshape), everything else as the stub answers it.
-func (s *stubPartition) serve(t testing.TB, fc *tpFakeCluster) {
-	fc.setHandler(func(r *tpFakeRequest) {
-		res, err := s.RoundTrip(context.Background(), fc.addr(), r.Msg)
+func (s *stubPartition) serve(t testing.TB, fc *fakebroker.Cluster) {
+	fc.SetHandler(func(r *fakebroker.Request) {
+		res, err := s.RoundTrip(context.Background(), fc.Addr(), r.Msg)
 		if err != nil {
-			r.closeConn()
+			r.CloseConn()
 			return
 		}
 		fr, ok := res.(*fetch.Response)
 		if !ok {
-			r.reply(res)
+			r.Reply(res)
 			return
 		}
 		part := fr.Topics[0].Partitions[0]
@@ -97,12 +98,12 @@ func (s *stubPartition) serve(t testing.TB, fc *tpFakeCluster) {
 		frame, err := out.Frame(r.Version, r.ID, "t", part.Partition)
 		if err != nil {
 			t.Error(err)
-			r.closeConn()
+			r.CloseConn()
 			return
 		}
-		r.conn.wmu.Lock()
-		defer r.conn.wmu.Unlock()
-		r.conn.nc.Write(frame)
+		r.Conn.WMu.Lock()
+		defer r.Conn.WMu.Unlock()
+		r.Conn.NC.Write(frame)
 	})
 }
 
@@ -175,10 +176,10 @@ func stubSet(batches ...protocol.RecordReader) protocol.RecordSet {
 }
 
 func newStubReader(t *testing.T, stub *stubPartition, modify func(*ReaderConfig)) *Reader {
-	fc := tpNewFakeCluster(t, 1)
+	fc := fakebroker.New(t, 1)
 	stub.serve(t, fc)
 	cfg := ReaderConfig{
-		Brokers:        []string{fc.addr().String()},
+		Brokers:        []string{fc.Addr().String()},
 		Topic:          "t",
 		MaxWait:        10 * time.Millisecond,
 		ReadBackoffMin: time.Millisecond,
@@ -380,9 +381,9 @@ func BenchmarkReaderFetchMessage(b *testing.B) {
 			return &fetch.ResponsePartition{HighWatermark: 1 << 40, RecordSet: stubSet(stubBatch(1, false, offset, offset+perFetch))}
 		})
 	}
-	fc := tpNewFakeCluster(b, 1)
+	fc := fakebroker.New(b, 1)
 	stub.serve(b, fc)
-	r := NewReader(ReaderConfig{Brokers: []string{fc.addr().String()}, Topic: "t", MaxWait: 10 * time.Millisecond})
+	r := NewReader(ReaderConfig{Brokers: []string{fc.Addr().String()}, Topic: "t", MaxWait: 10 * time.Millisecond})
 	defer r.Close()
 	ctx := context.Background()
 	b.ReportAllocs()

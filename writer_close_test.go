@@ -1,0 +1,238 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Writer.Close: what it does to callers waiting for space, to calls racing
+// it, to an idempotent Writer under load, and to the Writer's goroutines.
+
+// Close wakes every waiting caller with io.ErrClosedPipe, delivers what was
+// accepted, and leaves no goroutine behind.
+func TestWriterCloseWhileCallersWait(t *testing.T) {
+	baseline := runtime.NumGoroutine()
+	stub := newStubBroker(map[string]int{"t": 1})
+	tp := topicPartition{"t", 0}
+	stub.block()
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1, Async: true,
+		MaxBufferedBatches: 1, MaxBufferedBytes: 1 << 20, RequiredAcks: RequireOne,
+	}
+	if err := w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...); err != nil {
+		t.Fatal(err)
+	}
+	const waiters = 4
+	errs := make(chan error, waiters)
+	for i := 0; i < waiters; i++ {
+		go func(i int) { errs <- w.WriteMessages(context.Background(), seqMessages("p0", 100+i, 101+i)...) }(i)
+	}
+	eventually(t, "callers waiting", func() bool { return slotWaiters(w, tp) == waiters })
+
+	closed := make(chan error, 1)
+	go func() { closed <- w.Close() }()
+	// The waiters are refused while the broker is still stuck.
+	for i := 0; i < waiters; i++ {
+		err := <-errs
+		var werr WriteErrors
+		if !errors.Is(err, io.ErrClosedPipe) || !errors.As(err, &werr) || !errors.Is(werr[0], ErrNotAccepted) {
+			t.Fatalf("waiter: %v", err)
+		}
+	}
+	select {
+	case <-closed:
+		t.Fatal("Close returned while accepted batches were still in flight")
+	case <-time.After(20 * time.Millisecond):
+	}
+	stub.release()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	assertInOrder(t, stub.records(tp), 0, 3)
+	checkNoGoroutineLeak(t, baseline)
+}
+
+func TestWriterGoroutinesReleasedAfterClose(t *testing.T) {
+	for _, n := range []int{0, 2} {
+		t.Run(fmt.Sprintf("MaxBufferedBatches=%d", n), func(t *testing.T) {
+			baseline := runtime.NumGoroutine()
+			stub := newStubBroker(map[string]int{"t": 8})
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 5, BatchTimeout: time.Hour,
+				Async: true, MaxBufferedBatches: n, MaxBufferedBytes: 1 << 20,
+				Completion: func([]Message, error) {},
+			}
+			for i := 0; i < 200; i++ {
+				if err := w.WriteMessages(context.Background(), seqMessages("x", i, i+1)...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := stub.totalRecords(); got != 200 {
+				t.Errorf("Close flushed %d records, want 200", got)
+			}
+			checkNoGoroutineLeak(t, baseline)
+		})
+	}
+}
+
+// Close racing with callers whose calls span partitions: every call ends
+// (no caller is left waiting for a slot or bytes), a call that returned nil
+// was written, and nothing is written twice.
+func TestWriterCloseRacesCalls(t *testing.T) {
+	for round := 0; round < 5; round++ {
+		stub := newStubBroker(map[string]int{"t": 2})
+		w := &Writer{
+			Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyedPartition,
+			BatchSize: 2, BatchTimeout: time.Nanosecond, RequiredAcks: RequireOne,
+			MaxBufferedBatches: 1, MaxBufferedBytes: 256,
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var ok [][]Message
+		for g := 0; g < 6; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					msgs := make([]Message, 5)
+					for i := range msgs {
+						v := fmt.Sprintf("c%d/%03d", g, n*5+i)
+						msgs[i] = Message{Key: []byte(fmt.Sprintf("p%d/%s", i%2, v)), Value: []byte(v)}
+					}
+					err := w.WriteMessages(context.Background(), msgs...)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					ok = append(ok, msgs)
+					mu.Unlock()
+				}
+			}(g)
+		}
+		eventually(t, "some calls written", func() bool { return stub.totalRecords() > 50 })
+		require.NoError(t, w.Close())
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("callers still blocked after Close")
+		}
+		seen := map[string]int{}
+		for p := 0; p < 2; p++ {
+			for _, r := range stub.records(topicPartition{"t", int32(p)}) {
+				seen[r.value]++
+				require.Equal(t, 1, seen[r.value], "written twice: %s", r.value)
+			}
+		}
+		for _, msgs := range ok {
+			for _, m := range msgs {
+				require.Equal(t, 1, seen[string(m.Value)], "%s acknowledged but missing", m.Value)
+			}
+		}
+	}
+}
+
+// Close while many callers are still writing (some with deadlines) to an
+// idempotent Writer whose broker loses answers: Close returns, every
+// caller returns, what was reported written is in the log once and in
+// order, and no goroutine is left.
+func TestIdempotentWriterCloseUnderLoad(t *testing.T) {
+	for _, bounded := range []bool{false, true} {
+		t.Run(fmt.Sprint("bounded=", bounded), func(t *testing.T) {
+			before := runtime.NumGoroutine()
+			const parts, callers = 2, 6
+			var rngMu sync.Mutex
+			rng := rand.New(rand.NewSource(5))
+			intn := func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.Intn(n) }
+			b := newIdemBroker(map[string]int{"t": parts})
+			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
+				switch intn(6) {
+				case 0:
+					return idemFault{loseReply: true}
+				case 1:
+					return idemFault{lose: true}
+				}
+				return idemFault{}
+			}
+			w := newIdemWriter(b)
+			w.BatchSize = 3
+			if bounded {
+				w.MaxBufferedBatches, w.MaxBufferedBytes = 1, 128
+			}
+			var mu sync.Mutex
+			ok := map[string]bool{}
+			var wg sync.WaitGroup
+			var started sync.WaitGroup
+			for c := 0; c < callers; c++ {
+				wg.Add(1)
+				started.Add(1)
+				go func(c int) {
+					defer wg.Done()
+					for i := 0; ; i++ {
+						if i == 5 {
+							started.Done()
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), time.Duration(intn(5000))*time.Microsecond)
+						v := fmt.Sprintf("c%d-%05d", c, i)
+						err := w.WriteMessages(ctx, Message{Key: []byte{byte('0' + c%parts)}, Value: []byte(v)})
+						cancel()
+						if err == nil {
+							mu.Lock()
+							ok[v] = true
+							mu.Unlock()
+						}
+						if errors.Is(err, io.ErrClosedPipe) {
+							if i < 5 {
+								started.Done()
+							}
+							return
+						}
+					}
+				}(c)
+			}
+			started.Wait()
+			closed := make(chan error, 1)
+			go func() { closed <- w.Close() }()
+			select {
+			case err := <-closed:
+				require.NoError(t, err)
+			case <-time.After(60 * time.Second):
+				t.Fatal("Close hangs")
+			}
+			waitOrFail(t, &wg, 60*time.Second)
+
+			inLog := map[string]bool{}
+			for p := 0; p < parts; p++ {
+				last := map[string]string{}
+				for _, v := range b.logOf(topicPartition{"t", int32(p)}) {
+					require.False(t, inLog[v], "%s is in the log twice", v)
+					inLog[v] = true
+					caller := v[:2]
+					require.Less(t, last[caller], v, "order of %s", caller)
+					last[caller] = v
+				}
+			}
+			for v := range ok {
+				require.True(t, inLog[v], "%s reported written, not in the log", v)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left after Close")
+		})
+	}
+}
