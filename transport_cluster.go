@@ -641,19 +641,13 @@ func (cl *cluster) waitForTopics(ctx context.Context, topics []string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	backoff := 50 * time.Millisecond
-	for {
+	for attempt := 1; ; attempt++ {
 		s, err := cl.getState(ctx, time.Now())
 		if err == nil && !missingTopics(s, topics) {
 			return
 		}
-		timer := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if !sleep(ctx, backoff(attempt, 50*time.Millisecond, time.Second)) {
 			return
-		case <-timer.C:
 		}
-		backoff = min(2*backoff, time.Second)
 	}
 }
