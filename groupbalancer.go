@@ -112,7 +112,7 @@ func (r RoundRobinGroupBalancer) AssignGroups(members []GroupMember, topicPartit
 	return result
 }
 
-// member returns the assignments of member id, creating an empty entry so
+// memberAssignments returns the assignments of member id, creating an empty entry so
 // that members left without partitions still appear in the result.
 func memberAssignments(a GroupMemberAssignments, id string) map[string][]int {
 	byTopic, ok := a[id]

@@ -8,7 +8,8 @@ import (
 // backoff is the pause before retry number attempt (1 for the first retry,
 // 0 for the first try, which does not wait): it grows with the square of
 // attempt from lo and is capped at hi. Every retry loop of the package (the
-// Writer, the Reader, the Dialer's lookups) paces itself with it.
+// Writer, the Reader, the Dialer's lookups, the Transport waiting for new
+// topics) paces itself with it, and waits with sleep.
 func backoff(attempt int, lo, hi time.Duration) time.Duration {
 	if attempt <= 0 || lo <= 0 {
 		return 0

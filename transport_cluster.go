@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand"
 	"net"
-	"reflect"
 	"sort"
 	"strconv"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"github.com/segmentio/kafka-go/protocol/createpartitions"
 	"github.com/segmentio/kafka-go/protocol/createtopics"
 	"github.com/segmentio/kafka-go/protocol/deletetopics"
-	"github.com/segmentio/kafka-go/protocol/findcoordinator"
 	"github.com/segmentio/kafka-go/protocol/metadata"
 )
 
@@ -459,8 +457,6 @@ func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start
 	return res, nil
 }
 
-// otherBrokers returns the pools of the brokers of the layout, in random
-// order.
 // leaderPool returns the pool of the broker m must go to (nil for any
 // broker), looking again with fresh metadata, once, when the layout may
 // just be out of date (a new topic, a leader moved); s is the state it
@@ -527,6 +523,8 @@ func (cl *cluster) lease(ctx context.Context, req protocol.BrokerMessage) (*conn
 	return l, nil
 }
 
+// otherBrokers returns the pools of the brokers of the layout, in random
+// order.
 func (cl *cluster) otherBrokers(s *clusterState) []*connPool {
 	ids := s.layout.BrokerIDs()
 	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
@@ -544,78 +542,6 @@ func (cl *cluster) otherBrokers(s *clusterState) []*connPool {
 // state of the cluster.
 func isRequestError(err error) bool {
 	return errors.Is(err, protocol.ErrNoVersionOverlap) || errors.Is(err, protocol.ErrNoRecord)
-}
-
-// coordinator returns the ID of the broker coordinating a group or a
-// transaction, from the cache or from a FindCoordinator request.
-func (cl *cluster) coordinator(ctx context.Context, k coordinatorKey, s *clusterState, start time.Time) (int32, error) {
-	cl.mu.Lock()
-	if id, ok := cl.coordinators[k]; ok {
-		cl.mu.Unlock()
-		return id, nil
-	}
-	// Concurrent requests of a group share one lookup, which runs on its
-	// own so that a caller giving up does not fail the others.
-	call := cl.lookups[k]
-	if call == nil {
-		call = &coordinatorCall{done: make(chan struct{})}
-		cl.lookups[k] = call
-		go cl.lookupCoordinator(k, s, start, call)
-	}
-	cl.mu.Unlock()
-	select {
-	case <-call.done:
-		return call.id, call.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-}
-
-type coordinatorCall struct {
-	done chan struct{}
-	id   int32
-	err  error
-}
-
-func (cl *cluster) lookupCoordinator(k coordinatorKey, s *clusterState, start time.Time, call *coordinatorCall) {
-	ctx, cancel := context.WithTimeout(cl.ctx, cl.cfg.dialTimeout+cl.metadataTTL)
-	defer cancel()
-	id, err := cl.findCoordinator(ctx, k, s, start)
-	cl.mu.Lock()
-	delete(cl.lookups, k)
-	if err == nil {
-		cl.coordinators[k] = id
-	}
-	cl.mu.Unlock()
-	call.id, call.err = id, err
-	close(call.done)
-}
-
-func (cl *cluster) findCoordinator(ctx context.Context, k coordinatorKey, s *clusterState, start time.Time) (int32, error) {
-	m, err := cl.send(ctx, &findcoordinator.Request{Key: k.key, KeyType: k.keyType}, s, start)
-	if err != nil {
-		return 0, err
-	}
-	c, ok := m.(*findcoordinator.Response).Coordinator(k.key)
-	if !ok {
-		return 0, GroupCoordinatorNotAvailable
-	}
-	if c.ErrorCode != 0 {
-		return 0, makeError(c.ErrorCode, c.ErrorMessage)
-	}
-	if cl.brokerPool(c.NodeID) == nil {
-		// A broker we have not heard of yet.
-		if _, err := cl.getState(ctx, time.Now()); err != nil {
-			return 0, err
-		}
-	}
-	return c.NodeID, nil
-}
-
-func (cl *cluster) forgetCoordinator(k coordinatorKey) {
-	cl.mu.Lock()
-	delete(cl.coordinators, k)
-	cl.mu.Unlock()
 }
 
 // metadata answers a Metadata request from the cache, like the original
@@ -715,132 +641,13 @@ func (cl *cluster) waitForTopics(ctx context.Context, topics []string) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	backoff := 50 * time.Millisecond
-	for {
+	for attempt := 1; ; attempt++ {
 		s, err := cl.getState(ctx, time.Now())
 		if err == nil && !missingTopics(s, topics) {
 			return
 		}
-		timer := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-timer.C:
-		}
-		backoff = min(2*backoff, time.Second)
-	}
-}
-
-// Error codes telling that the cached layout is wrong (the partition moved
-// or does not exist where we thought), or that a coordinator moved.
-var (
-	leaderErrorCodes = map[int16]bool{
-		int16(UnknownTopicOrPartition): true,
-		int16(LeaderNotAvailable):      true,
-		int16(NotLeaderForPartition):   true,
-		int16(BrokerNotAvailable):      true,
-		int16(ReplicaNotAvailable):     true,
-		int16(KafkaStorageError):       true,
-		int16(FencedLeaderEpoch):       true,
-		int16(UnknownLeaderEpoch):      true,
-		int16(NotController):           true,
-	}
-	coordinatorErrorCodes = map[int16]bool{
-		int16(NotCoordinatorForGroup):       true,
-		int16(GroupCoordinatorNotAvailable): true,
-	}
-)
-
-var errorCodeFields sync.Map // reflect.Type -> []errorCodeField
-
-type errorCodeField struct {
-	index []int // path to an int16 ErrorCode field, or to a slice
-	elems bool  // index leads to a slice of structs to scan
-}
-
-// scanErrorCodes looks at every ErrorCode field of a response (at any
-// depth) for codes that call for a metadata refresh or a new coordinator.
-func scanErrorCodes(res Response) (leader, coordinator bool) {
-	v := reflect.ValueOf(res)
-	if v.Kind() == reflect.Pointer {
-		if v.IsNil() {
+		if !sleep(ctx, backoff(attempt, 50*time.Millisecond, time.Second)) {
 			return
 		}
-		v = v.Elem()
 	}
-	if v.Kind() != reflect.Struct {
-		return
-	}
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		for _, f := range errorFieldsOf(v.Type()) {
-			fv := v.FieldByIndex(f.index)
-			if !f.elems {
-				code := int16(fv.Int())
-				leader = leader || leaderErrorCodes[code]
-				coordinator = coordinator || coordinatorErrorCodes[code]
-				continue
-			}
-			for i := 0; i < fv.Len(); i++ {
-				walk(fv.Index(i))
-			}
-		}
-	}
-	walk(v)
-	return
-}
-
-func errorFieldsOf(t reflect.Type) []errorCodeField {
-	if f, ok := errorCodeFields.Load(t); ok {
-		return f.([]errorCodeField)
-	}
-	var fields []errorCodeField
-	var visit func(t reflect.Type, prefix []int, depth int)
-	visit = func(t reflect.Type, prefix []int, depth int) {
-		if depth > 8 {
-			return
-		}
-		for i := 0; i < t.NumField(); i++ {
-			sf := t.Field(i)
-			if !sf.IsExported() {
-				continue
-			}
-			index := append(append([]int(nil), prefix...), i)
-			switch {
-			case sf.Name == "ErrorCode" && sf.Type.Kind() == reflect.Int16:
-				fields = append(fields, errorCodeField{index: index})
-			case sf.Type.Kind() == reflect.Struct:
-				visit(sf.Type, index, depth+1)
-			case sf.Type.Kind() == reflect.Slice && sf.Type.Elem().Kind() == reflect.Struct && hasErrorCode(sf.Type.Elem(), 0):
-				fields = append(fields, errorCodeField{index: index, elems: true})
-			}
-		}
-	}
-	visit(t, nil, 0)
-	errorCodeFields.Store(t, fields)
-	return fields
-}
-
-func hasErrorCode(t reflect.Type, depth int) bool {
-	if depth > 8 {
-		return false
-	}
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		switch {
-		case !sf.IsExported():
-		case sf.Name == "ErrorCode" && sf.Type.Kind() == reflect.Int16:
-			return true
-		case sf.Type.Kind() == reflect.Struct:
-			if hasErrorCode(sf.Type, depth+1) {
-				return true
-			}
-		case sf.Type.Kind() == reflect.Slice && sf.Type.Elem().Kind() == reflect.Struct:
-			if hasErrorCode(sf.Type.Elem(), depth+1) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -151,11 +151,7 @@ func (w *Writer) lookupPartitions(ctx context.Context, topic string) (int, error
 		if !retry {
 			return n, err
 		}
-		timer := time.NewTimer(backoff(attempt, w.writeBackoffMin(), w.writeBackoffMax()))
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
+		if !sleep(ctx, backoff(attempt, w.writeBackoffMin(), w.writeBackoffMax())) {
 			return 0, ctx.Err()
 		}
 	}

@@ -15,6 +15,10 @@
 // consume-heap.svg.
 //
 //	cd bench && go run ./cmd/bench -quick
+//
+// This file is long (over 800 lines) because it is the whole program: the
+// scenarios, the child processes and the report are read and changed
+// together, and nothing else imports them.
 package main
 
 import (

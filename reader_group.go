@@ -1,0 +1,210 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// The consumer-group side of the Reader: the loop that turns generations
+// into partition readers, and the commits (synchronous or on an interval).
+
+// run is the group loop of a group reader: for each generation it starts
+// the partition readers of the assignment and the commit loop, until Close.
+func (r *Reader) run(cg *ConsumerGroup) {
+	defer close(r.groupDone)
+	defer cg.Close()
+	r.withLogger(func(l Logger) { l.Printf("entering loop for consumer group, %v", r.config.GroupID) })
+
+	for r.life.Err() == nil {
+		gen, err := r.nextGeneration(cg)
+		var fatal *fatalGroupError
+		if errors.As(err, &fatal) {
+			r.fail(fatal)
+			return
+		}
+		if err != nil {
+			// Tell a waiting FetchMessage, if any, and keep trying.
+			select {
+			case r.groupErr <- err:
+			default:
+			}
+			continue
+		}
+		if gen == nil {
+			return
+		}
+		r.stats.rebalances.add(1)
+		r.subscribe(gen.Assignments)
+		gen.Start(func(ctx context.Context) { r.commitLoop(ctx, gen) })
+		gen.Start(func(ctx context.Context) {
+			select {
+			case <-ctx.Done():
+			case <-r.life.Done():
+			}
+			r.unsubscribe()
+		})
+	}
+}
+
+// fail stops the reader for good after an error of its group that it
+// cannot recover from. Messages still queued are dropped: they come from
+// partitions that another member reads now.
+func (r *Reader) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.groupFatal != nil {
+		return
+	}
+	r.generation++
+	r.groupFatal = err
+	close(r.groupFailed)
+}
+
+// nextGeneration waits for the group's next generation, trying up to
+// MaxAttempts times; it returns nil, nil once the reader is closed.
+func (r *Reader) nextGeneration(cg *ConsumerGroup) (*Generation, error) {
+	var err error
+	for i := 0; i < r.config.MaxAttempts; i++ {
+		var gen *Generation
+		if gen, err = cg.Next(r.life); err == nil {
+			return gen, nil
+		}
+		if r.life.Err() != nil {
+			return nil, nil
+		}
+		r.stats.errors.add(1)
+		var fatal *fatalGroupError
+		if errors.As(err, &fatal) {
+			break // the group logged it, and stopped
+		}
+		r.withErrorLogger(func(l Logger) { l.Printf("%v", err) })
+	}
+	return nil, err
+}
+
+// subscribe starts partition readers for the assignments of a generation.
+func (r *Reader) subscribe(assignments map[string][]PartitionAssignment) {
+	offsets := make(map[topicPartition]int64)
+	for topic, list := range assignments {
+		for _, a := range list {
+			offsets[topicPartition{topic: topic, partition: int32(a.ID)}] = a.Offset
+		}
+	}
+	r.mu.Lock()
+	r.startReaders(offsets)
+	r.mu.Unlock()
+	r.withLogger(func(l Logger) { l.Printf("subscribed to topics and partitions: %+v", offsets) })
+}
+
+// unsubscribe stops the partition readers at the end of a generation.
+// Messages already queued stay in the queue: dropping them could race with
+// FetchMessage and commit past a gap; FetchMessage skips them once the
+// next generation starts, and another member reads them again.
+func (r *Reader) unsubscribe() {
+	r.mu.Lock()
+	stop := r.stopReaders
+	r.mu.Unlock()
+	stop()
+	r.workers.Wait()
+}
+
+// offsetStash collects the offsets to commit: topic -> partition -> offset.
+type offsetStash map[string]map[int]int64
+
+// merge keeps, per partition, the highest offset.
+func (o offsetStash) merge(commits []commit) {
+	for _, c := range commits {
+		byPartition := o[c.topic]
+		if byPartition == nil {
+			byPartition = map[int]int64{}
+			o[c.topic] = byPartition
+		}
+		if cur, ok := byPartition[c.partition]; !ok || c.offset > cur {
+			byPartition[c.partition] = c.offset
+		}
+	}
+}
+
+func (o offsetStash) reset() {
+	for k := range o {
+		delete(o, k)
+	}
+}
+
+// commitWithRetry commits offsets, trying up to readerCommitAttempts times.
+// A fatal error (see fatalGroupError) is not retried: it stops the reader
+// before the caller hears of it.
+func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
+	err := gen.CommitOffsets(offsets)
+	var fatal *fatalGroupError
+	for attempt := 1; err != nil && attempt < readerCommitAttempts && !errors.As(err, &fatal); attempt++ {
+		if !sleep(r.life, backoff(attempt, readerCommitBackoffMin, readerCommitBackoffMax)) {
+			break
+		}
+		err = gen.CommitOffsets(offsets)
+	}
+	if errors.As(err, &fatal) {
+		r.fail(fatal)
+	}
+	return err
+}
+
+// commitLoop serves CommitMessages for one generation. Synchronous commits
+// are sent as they come and answered; periodic ones accumulate and are
+// sent every CommitInterval. When the generation ends (Close included),
+// whatever is queued or pending is committed once more, and the callers
+// still waiting get that result.
+func (r *Reader) commitLoop(ctx context.Context, gen *Generation) {
+	r.withLogger(func(l Logger) { l.Printf("started commit for group %s", r.config.GroupID) })
+	defer r.withLogger(func(l Logger) { l.Printf("stopped commit for group %s", r.config.GroupID) })
+
+	pending := offsetStash{}
+	var tick <-chan time.Time
+	if !r.syncCommits() {
+		ticker := time.NewTicker(r.config.CommitInterval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	flush := func() error {
+		err := r.commitWithRetry(gen, pending)
+		if err == nil {
+			pending.reset()
+		} else if !r.syncCommits() {
+			r.withErrorLogger(func(l Logger) { l.Printf("%v", err) })
+		}
+		return err
+	}
+
+	for {
+		select {
+		case req := <-r.commitQueue:
+			pending.merge(req.commits)
+			if req.errch != nil {
+				err := flush()
+				pending.reset() // the caller gets the error; nothing is retried later
+				req.errch <- err
+			}
+		case <-tick:
+			flush()
+		case <-ctx.Done():
+			var waiting []chan<- error
+			for more := true; more; {
+				select {
+				case req := <-r.commitQueue:
+					pending.merge(req.commits)
+					if req.errch != nil {
+						waiting = append(waiting, req.errch)
+					}
+				default:
+					more = false
+				}
+			}
+			err := flush()
+			for _, ch := range waiting {
+				ch <- err
+			}
+			return
+		}
+	}
+}
