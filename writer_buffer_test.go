@@ -756,14 +756,17 @@ func TestWriterRefusedNeverWrittenAcceptedExactlyOnce(t *testing.T) {
 	}
 }
 
-// A context that ends during the metadata lookup refuses the whole call,
-// with the same error type as a refusal for lack of space, so that a bare
-// ctx.Err() always means "accepted, outcome unknown".
+// With a bound, a context that ends during the metadata lookup refuses the
+// whole call, with the same error type as a refusal for lack of space, so
+// that a bare ctx.Err() always means "accepted, outcome unknown". (The
+// default Writer returns ctx.Err() itself there, as v0.4.51:
+// TestWriterContextErrorsAsCallerSees.)
 func TestWriterContextEndsDuringMetadata(t *testing.T) {
 	stub := newStubBroker(map[string]int{})
 	stub.metaErrors["t"] = []int16{int16(LeaderNotAvailable), int16(LeaderNotAvailable), int16(LeaderNotAvailable)}
 	w := &Writer{
 		Addr: TCP("stub"), Topic: "t", Transport: stub, WriteBackoffMin: time.Hour, WriteBackoffMax: time.Hour,
+		MaxBufferedBatches: 4,
 	}
 	defer shutdown(w, stub)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
