@@ -37,6 +37,7 @@ func ExampleWriter_backpressure() {
 		Addr:               kafka.TCP("localhost:9092"),
 		Topic:              "events",
 		Async:              true,
+		RequiredAcks:       kafka.RequireAll, // space is freed when the brokers acknowledge
 		MaxBufferedBatches: 4,
 		MaxBufferedBytes:   64 << 20, // and never more than 64 MiB in total
 		Completion: func(msgs []kafka.Message, err error) {
@@ -63,12 +64,14 @@ func ExampleWriter_backpressure() {
 }
 
 // Flush sends the partial batches without waiting for BatchTimeout, and
-// returns once everything written before it is acknowledged.
+// returns once everything written before it is acknowledged (with
+// RequireNone, the default, once it is written to the connection).
 func ExampleWriter_Flush() {
 	w := &kafka.Writer{
 		Addr:         kafka.TCP("localhost:9092"),
 		Topic:        "events",
 		Async:        true,
+		RequiredAcks: kafka.RequireAll,
 		BatchTimeout: time.Minute,
 	}
 	defer w.Close()
