@@ -51,12 +51,13 @@ help:
 	@echo 'make test          go test -count=1 $(GOTESTFLAGS) ./... in the root module and every nested module;'
 	@echo '                   without a cluster the integration tests skip (and pass), unless KAFKA_REQUIRE_BROKERS=1 makes them fail'
 	@echo 'make example       start the embedded cluster in the background, run the examples against it, stop it'
-	@echo 'make lint          tidy-check, fmt-check, vet, staticcheck and help-check: what CI checks before the tests'
+	@echo 'make lint          tidy-check, fmt-check, vet, staticcheck, help-check and docs-check: what CI checks before the tests'
 	@echo 'make tidy-check    go mod tidy -diff in every module'
 	@echo 'make fmt-check     gofmt -l over the repository'
 	@echo 'make vet           go vet ./... in every module'
 	@echo 'make staticcheck   staticcheck ./... in every module (honnef.co/go/tools $(STATICCHECK_VERSION), installed into .cache)'
 	@echo 'make help-check    check that this help names every .PHONY target of the Makefile'
+	@echo 'make docs-check    check that the benchmark figures quoted in README.md and docs/ are those of docs/bench/results.json'
 	@echo 'make fuzz          run every Fuzz target for FUZZTIME=$(FUZZTIME) each (several minutes at the default)'
 	@echo 'make bench         the benchmark tool (bench/), full run, writes docs/bench/'
 	@echo 'make bench-quick   the same, shorter (about 10 minutes)'
@@ -105,7 +106,7 @@ vet:
 	if [ -n "$$failed" ]; then echo "make vet: FAILED in:$$failed"; exit 1; fi
 
 .PHONY: lint
-lint: tidy-check fmt-check vet staticcheck help-check
+lint: tidy-check fmt-check vet staticcheck help-check docs-check
 
 # `go mod tidy -diff` prints what tidy would change and fails without
 # touching go.mod or go.sum.
@@ -146,6 +147,15 @@ help-check:
 	done; \
 	if [ -n "$$missing" ]; then echo "make help-check: make help does not list:$$missing"; exit 1; fi; \
 	echo "make help lists every .PHONY target"
+
+# The figures README.md and docs/ quote from the benchmark run sit in
+# <!-- bench:NAME --> blocks rendered from docs/bench/results.json
+# (bench/internal/report/docs.go); `cd bench && go run ./cmd/docfigs -write`
+# rewrites them, and the bench tool does after each run.
+.PHONY: docs-check
+docs-check:
+	@echo "==> bench: $(GO) run ./cmd/docfigs"; \
+	cd bench && $(GO) run ./cmd/docfigs
 
 # Fuzz targets are found by grepping test files, so new ones are picked up
 # without touching this file. `go test -fuzz` takes one package and one

@@ -9,9 +9,10 @@ import (
 )
 
 // An idempotent Writer: a batch sent again after a lost answer (a dropped
-// connection, a leader change) is not appended twice. RequiredAcks must be
-// RequireAll, and the cluster must let the client call InitProducerId
-// (the IDEMPOTENT_WRITE permission).
+// connection, a leader change) is not appended twice. It needs every
+// in-sync replica to acknowledge (RequiredAcks RequireAll, or left at zero),
+// and the cluster must let the client call InitProducerId (the
+// IDEMPOTENT_WRITE permission).
 func ExampleWriter_idempotent() {
 	w := &kafka.Writer{
 		Addr:               kafka.TCP("localhost:9092"),

@@ -37,6 +37,7 @@ func ExampleWriter_backpressure() {
 		Addr:               kafka.TCP("localhost:9092"),
 		Topic:              "events",
 		Async:              true,
+		RequiredAcks:       kafka.RequireAll, // space is freed when the brokers acknowledge
 		MaxBufferedBatches: 4,
 		MaxBufferedBytes:   64 << 20, // and never more than 64 MiB in total
 		Completion: func(msgs []kafka.Message, err error) {
@@ -63,12 +64,14 @@ func ExampleWriter_backpressure() {
 }
 
 // Flush sends the partial batches without waiting for BatchTimeout, and
-// returns once everything written before it is acknowledged.
+// returns once everything written before it is acknowledged (with
+// RequireNone, the default, once it is written to the connection).
 func ExampleWriter_Flush() {
 	w := &kafka.Writer{
 		Addr:         kafka.TCP("localhost:9092"),
 		Topic:        "events",
 		Async:        true,
+		RequiredAcks: kafka.RequireAll,
 		BatchTimeout: time.Minute,
 	}
 	defer w.Close()
@@ -79,4 +82,38 @@ func ExampleWriter_Flush() {
 	if err := w.Flush(context.Background()); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// Watching the bound: log the buffer gauges and the waits for space at an
+// interval (Stats resets its counters and summaries at each call).
+func ExampleWriter_Stats() {
+	w := &kafka.Writer{
+		Addr:             kafka.TCP("localhost:9092"),
+		Topic:            "events",
+		Async:            true,
+		RequiredAcks:     kafka.RequireAll,
+		MaxBufferedBytes: 64 << 20,
+	}
+	defer w.Close()
+
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		tick := time.NewTicker(10 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				s := w.Stats()
+				log.Printf("kafka writer: %d of %d bytes buffered in %d batches; %d waits for space (avg %v, max %v); %d errors, %d retries",
+					s.BufferedBytes, s.MaxBufferedBytes, s.BufferedBatches,
+					s.BufferWaits, s.BufferWaitTime.Avg, s.BufferWaitTime.Max, s.Errors, s.Retries)
+			}
+		}
+	}()
+
+	// Write as usual; WriteMessages waits while 64 MiB are held.
+	_ = w.WriteMessages(context.Background(), kafka.Message{Value: []byte("event")})
 }

@@ -106,7 +106,8 @@ type Writer struct {
 	//	RequireOne  (1)   the partition leader has it
 	//	RequireAll  (-1)  every in-sync replica has it
 	//
-	// The zero value is RequireNone.
+	// The zero value is RequireNone, except with Idempotent, where it
+	// stands for RequireAll (see Idempotent).
 	RequiredAcks RequiredAcks
 
 	// Async makes WriteMessages return as soon as the messages are buffered,
@@ -252,8 +253,12 @@ type Writer struct {
 	// is sent again unless an earlier attempt of it may have been appended,
 	// in which case it fails with an *IdempotenceError.
 	//
-	// RequiredAcks must be RequireAll: WriteMessages fails otherwise. The
-	// option costs one InitProducerId request per Writer and no byte on the
+	// It needs every in-sync replica to acknowledge a batch: RequiredAcks
+	// left at zero is taken as RequireAll (as the Java client's default
+	// under idempotence), and RequireAll is accepted; RequireOne (or any
+	// other value) makes WriteMessages fail at once, with an error saying
+	// to set RequireAll. (RequireNone is the zero value, so it cannot be
+	// asked for explicitly.) The option costs one InitProducerId request per Writer and no byte on the
 	// wire (every batch header has room for the producer ID and sequence).
 	Idempotent bool
 
@@ -530,7 +535,7 @@ func (w *Writer) Stats() WriterStats {
 	// Configuration.
 	out.Topic = w.Topic
 	out.Async = w.Async
-	out.RequiredAcks = int64(w.RequiredAcks)
+	out.RequiredAcks = int64(w.requiredAcks())
 	out.MaxAttempts = int64(w.maxAttempts())
 	out.MaxBatchSize = int64(w.batchSize())
 	out.WriteBackoffMin, out.WriteBackoffMax = w.writeBackoffMin(), w.writeBackoffMax()
@@ -572,11 +577,13 @@ func (w *Writer) Stats() WriterStats {
 // Writer closed first, the call returns a *NotAcceptedError telling which
 // messages were not accepted: those are never written. The same error, with
 // every message refused, reports a ctx that ends while the partitions of a
-// topic are being looked up.
+// topic are being looked up (without a bound, that call returns ctx.Err()
+// itself, as earlier versions did, and nothing was accepted).
 //
 // A synchronous call whose ctx ends after its messages were accepted returns
 // ctx.Err() itself: the messages may still be written afterwards, so their
 // byte slices must be left alone, and writing them again may duplicate them.
+// Whichever way ctx ends a call, errors.Is(err, ctx.Err()) holds.
 func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	switch {
 	case w.Addr == nil:
@@ -612,9 +619,12 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	groups, err := w.assign(ctx, msgs, groupBuf[:0])
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-			// The metadata lookup gave up with ctx: nothing was accepted,
-			// which a bare ctx.Err() would not say (it means "outcome
-			// unknown" once messages are accepted).
+			// The metadata lookup gave up with ctx: nothing was accepted.
+			// A bounded Writer says so with its refusal type; the default
+			// Writer returns ctx.Err() itself, as v0.4.51 does.
+			if w.MaxBufferedBatches == 0 && w.MaxBufferedBytes == 0 {
+				return ctxErr
+			}
 			return refuseAll(len(msgs), ctxErr)
 		}
 		return err
@@ -857,10 +867,20 @@ func (w *Writer) checkBounds() error {
 
 // checkIdempotent validates the configuration of an idempotent Writer.
 func (w *Writer) checkIdempotent() error {
-	if w.Idempotent && w.RequiredAcks != RequireAll {
+	if w.Idempotent && w.requiredAcks() != RequireAll {
 		return errIdempotentAcks(w.RequiredAcks)
 	}
 	return nil
+}
+
+// requiredAcks is the acknowledgement the produce requests ask for: the
+// field as set, except that an idempotent Writer reads its zero value as
+// RequireAll, the only level idempotence works with.
+func (w *Writer) requiredAcks() RequiredAcks {
+	if w.Idempotent && w.RequiredAcks == RequireNone {
+		return RequireAll
+	}
+	return w.RequiredAcks
 }
 
 func (w *Writer) chooseTopic(msg Message) (string, error) {

@@ -84,10 +84,14 @@ type WriterConfig struct {
 
 // Validate reports a configuration NewWriter cannot use.
 func (config *WriterConfig) Validate() error {
-	if len(config.Brokers) > 0 {
-		return nil
+	if len(config.Brokers) == 0 {
+		return errors.New("cannot create a kafka writer with an empty list of brokers")
 	}
-	return errors.New("cannot create a kafka writer with an empty list of brokers")
+	if config.Idempotent && config.RequiredAcks != 0 && RequiredAcks(config.RequiredAcks) != RequireAll {
+		// Refused here rather than at the first write, the earliest point.
+		return errIdempotentAcks(config.RequiredAcks)
+	}
+	return nil
 }
 
 // NewWriter builds a Writer, and a Transport of its own, from config. It

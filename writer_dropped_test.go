@@ -94,3 +94,39 @@ func TestWriterAsyncWithoutCompletionReportsLoss(t *testing.T) {
 		})
 	}
 }
+
+// The giving-up line does not claim the messages were not written when an
+// attempt's outcome is unknown (here every attempt times out waiting for
+// the broker's answer); it does when the broker refused every attempt.
+func TestWriterAsyncGivingUpSaysWhetherWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		timeout   bool
+		wantWords string
+	}{
+		{"refused", false, "they were not written"},
+		{"timed out", true, "they may or may not have been written"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stub := newStubBroker(map[string]int{"t": 1})
+			tp := topicPartition{"t", 0}
+			if tc.timeout {
+				stub.block()
+			} else {
+				stub.produceErrors[tp] = []int16{int16(NotLeaderForPartition), int16(NotLeaderForPartition)}
+			}
+			errs := &captureLogger{}
+			w := &Writer{
+				Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true, BatchSize: 3, BatchTimeout: time.Hour,
+				RequiredAcks: RequireOne, ErrorLogger: errs, MaxAttempts: 2,
+				WriteBackoffMin: time.Millisecond, WriteBackoffMax: time.Millisecond, WriteTimeout: 5 * time.Millisecond,
+			}
+			require.NoError(t, w.WriteMessages(context.Background(), seqMessages("p0", 0, 3)...))
+			require.NoError(t, w.Close())
+			stub.release()
+			got := errs.matching("giving up on 3 messages")
+			require.Len(t, got, 1, "lines: %q", errs.lines)
+			require.Contains(t, got[0], tc.wantWords)
+		})
+	}
+}

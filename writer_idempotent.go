@@ -347,9 +347,9 @@ func (e *IdempotenceError) Error() string {
 func (e *IdempotenceError) Unwrap() error { return e.Err }
 
 // errIdempotentAcks is returned by WriteMessages when Idempotent is set with
-// RequiredAcks other than RequireAll.
+// RequiredAcks other than RequireAll or zero.
 type errIdempotentAcks RequiredAcks
 
 func (e errIdempotentAcks) Error() string {
-	return fmt.Sprintf("kafka.(*Writer): Idempotent requires RequiredAcks = RequireAll (-1), not %s (%d): a batch acknowledged by fewer replicas can be lost, and its retry is then refused as out of order", RequiredAcks(e), int(e))
+	return fmt.Sprintf("kafka.(*Writer): Idempotent requires every in-sync replica to acknowledge, not RequiredAcks %s (%d): set RequiredAcks to RequireAll (-1) or leave it zero, or turn Idempotent off (a batch acknowledged by fewer replicas can be lost, and its retry is then refused as out of order)", RequiredAcks(e), int(e))
 }

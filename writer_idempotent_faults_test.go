@@ -158,16 +158,16 @@ func TestIdempotentWriterDuplicateOnFirstAttempt(t *testing.T) {
 	}
 }
 
-// Every RequiredAcks value but RequireAll is refused, odd ones included,
-// and the refusal does not leave a goroutine behind.
+// Every RequiredAcks value but RequireAll and zero is refused, odd ones
+// included, before anything is sent, with an error saying what to set.
 func TestIdempotentWriterRequiredAcksValues(t *testing.T) {
-	for _, acks := range []RequiredAcks{RequireNone, RequireOne, -2, 2, 127} {
+	for _, acks := range []RequiredAcks{RequireOne, -2, 2, 127} {
 		b := newIdemBroker(map[string]int{"t": 1})
 		w := newIdemWriter(b)
 		w.RequiredAcks = acks
 		err := w.WriteMessages(context.Background(), msgsFor(0, "a", 1)...)
 		require.Error(t, err, "acks %d", acks)
-		require.Contains(t, err.Error(), "RequireAll")
+		require.Contains(t, err.Error(), "set RequiredAcks to RequireAll")
 		require.NoError(t, w.Close())
 		assert.Empty(t, b.logOf(tp0))
 	}

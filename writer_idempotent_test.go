@@ -369,17 +369,17 @@ func TestIdempotentWriterRejectedBatchGivesBackItsSequence(t *testing.T) {
 	assert.Equal(t, append(values("a", 2), values("c", 1)...), b.logOf(tp0))
 }
 
-// RequiredAcks other than RequireAll is refused by WriteMessages, with a
+// An explicit RequireOne is refused by WriteMessages (zero means RequireAll), with a
 // clear error, before anything is accepted or sent.
 func TestIdempotentWriterRequiresAcksAll(t *testing.T) {
-	for _, acks := range []RequiredAcks{RequireNone, RequireOne} {
+	for _, acks := range []RequiredAcks{RequireOne} {
 		b := newIdemBroker(map[string]int{"t": 1})
 		w := newIdemWriter(b)
 		w.RequiredAcks = acks
 		w.Async = true
 		err := w.WriteMessages(context.Background(), msgsFor(0, "a", 1)...)
 		require.Error(t, err)
-		require.Contains(t, err.Error(), "Idempotent requires RequiredAcks = RequireAll")
+		require.Contains(t, err.Error(), "set RequiredAcks to RequireAll")
 		require.Error(t, w.WriteMessages(context.Background(), msgsFor(0, "a", 1)...), "every call")
 		require.NoError(t, w.Close())
 		calls, _ := b.inits()

@@ -121,6 +121,9 @@ type writeBatch struct {
 	lingering bool
 	// finished is set by the batch's one finishLocked (under pw.mu).
 	finished bool
+	// mayBeWritten is set by the sending loop when an attempt failed
+	// without a refusal from the broker (its outcome is unknown).
+	mayBeWritten bool
 
 	// err is set before done is closed, and read after.
 	err  error

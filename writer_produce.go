@@ -133,6 +133,9 @@ func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, er
 			break
 		}
 		s.errors.add(1)
+		if !brokerRefused(err) {
+			b.mayBeWritten = true
+		}
 		w.errorf("error writing messages to %s (partition %d, attempt %d): %s", key.topic, key.partition, attempt, err)
 		if !writerRetriable(err) {
 			break
@@ -178,7 +181,7 @@ func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
 	defer cancel()
 
 	req := &produceAPI.Request{
-		Acks: int16(w.RequiredAcks),
+		Acks: int16(w.requiredAcks()),
 		// Half of our own deadline, so that the broker's answer to a
 		// timed-out request still reaches us before we give up on it.
 		Timeout: int32(timeout / 2 / time.Millisecond),
@@ -197,7 +200,7 @@ func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.RequiredAcks == RequireNone {
+	if w.requiredAcks() == RequireNone {
 		return nil, nil
 	}
 	r, ok := m.(*produceAPI.Response)

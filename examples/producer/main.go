@@ -46,8 +46,8 @@ func run(ctx context.Context, brokers []string, topic string, n, chunk int, call
 		// A lone synchronous caller spreads each call over all partitions,
 		// so batches rarely reach BatchSize: do not wait long for company.
 		BatchTimeout: 10 * time.Millisecond,
-		// Bound the memory the writer may hold: at most 4 complete batches
-		// queued per partition, and 8 MiB of messages overall. When either
+		// Bound the memory the writer may hold: at most 4+2 batches per
+		// partition in total, and 8 MiB of messages overall. When either
 		// is reached WriteMessages waits (up to its ctx) instead of growing.
 		MaxBufferedBatches: 4,
 		MaxBufferedBytes:   8 << 20,

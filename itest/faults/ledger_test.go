@@ -53,6 +53,7 @@ const (
 	delivered                     // a sync call or Completion said it was written
 	failed                        // a sync call or Completion said it failed: it may or may not be in the log
 	refused                       // not accepted (ErrNotAccepted): it must not be in the log
+	abandoned                     // the default Writer's call ended with ctx.Err(): accepted or not, it may or may not be in the log
 )
 
 // ledger records what the Writer said about every message.
@@ -67,8 +68,8 @@ func newLedger() *ledger { return &ledger{outcomes: map[msgID]outcome{}} }
 func (l *ledger) set(id msgID, o outcome) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if prev, ok := l.outcomes[id]; ok && (prev == failed || prev == refused) {
-		return // a failure, once reported, stays
+	if prev, ok := l.outcomes[id]; ok && (prev == failed || prev == refused || o == abandoned) {
+		return // a failure, once reported, stays; so does what Completion said before an abandon
 	}
 	l.outcomes[id] = o
 }
@@ -138,8 +139,17 @@ func (l *ledger) written(t *testing.T, w *kafka.Writer, msgs []kafka.Message, er
 		l.mu.Lock()
 		l.failures = append(l.failures, err)
 		l.mu.Unlock()
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()) && w.MaxBufferedBatches == 0 && w.MaxBufferedBytes == 0:
+		// The default Writer returns ctx.Err() itself, as v0.4.51, both
+		// when ctx ended the partition lookup (nothing accepted) and when
+		// it ended the wait for the brokers (everything accepted): the
+		// messages may or may not be in the log.
+		for _, id := range ids {
+			l.set(id, abandoned)
+		}
 	case !w.Async && ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		// Everything was accepted; the outcome is not known yet.
+		// A bounded Writer refuses with NotAcceptedError: everything was
+		// accepted; the outcome is not known yet.
 		for _, id := range ids {
 			l.set(id, unknownOutcome)
 		}

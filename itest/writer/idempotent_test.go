@@ -187,6 +187,14 @@ func (c *faultConn) Read(b []byte) (int, error) {
 // numbers of each partition in log order.
 func logOf(t *testing.T, addrs []string, topic string, atLeast int) map[int32][]int {
 	t.Helper()
+	out, _ := logWithEpochs(t, addrs, topic, atLeast)
+	return out
+}
+
+// logWithEpochs is logOf, with the lowest and highest producer epoch of
+// the records of each partition.
+func logWithEpochs(t *testing.T, addrs []string, topic string, atLeast int) (map[int32][]int, map[int32][2]int16) {
+	t.Helper()
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(addrs...),
 		kgo.ConsumeTopics(topic),
@@ -197,7 +205,18 @@ func logOf(t *testing.T, addrs []string, topic string, atLeast int) map[int32][]
 	}
 	defer cl.Close()
 	out := map[int32][]int{}
+	epochs := map[int32][2]int16{}
 	count := 0
+	add := func(r *kgo.Record) {
+		out[r.Partition] = append(out[r.Partition], int(binary.BigEndian.Uint64(r.Value)))
+		e, ok := epochs[r.Partition]
+		if !ok {
+			e = [2]int16{r.ProducerEpoch, r.ProducerEpoch}
+		}
+		e[0], e[1] = min(e[0], r.ProducerEpoch), max(e[1], r.ProducerEpoch)
+		epochs[r.Partition] = e
+		count++
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for count < atLeast {
@@ -206,23 +225,18 @@ func logOf(t *testing.T, addrs []string, topic string, atLeast int) map[int32][]
 			t.Fatalf("read back %d of at least %d messages", count, atLeast)
 		}
 		fetches.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
-		fetches.EachRecord(func(r *kgo.Record) {
-			out[r.Partition] = append(out[r.Partition], int(binary.BigEndian.Uint64(r.Value)))
-			count++
-		})
+		fetches.EachRecord(add)
 	}
 	// Duplicates come on top of the messages written: drain the rest,
 	// until a second passes without a record.
 	for more := true; more; {
 		extra, cancelExtra := context.WithTimeout(context.Background(), time.Second)
-		more = false
-		cl.PollFetches(extra).EachRecord(func(r *kgo.Record) {
-			out[r.Partition] = append(out[r.Partition], int(binary.BigEndian.Uint64(r.Value)))
-			more = true
-		})
+		before := count
+		cl.PollFetches(extra).EachRecord(add)
+		more = count > before
 		cancelExtra()
 	}
-	return out
+	return out, epochs
 }
 
 // audit counts, in the log, the copies beyond the first of each message,
@@ -389,7 +403,17 @@ func TestIdempotentWriterEpochBumpOnCluster(t *testing.T) {
 	if refusals.Load() == 0 || failed == 0 {
 		t.Fatalf("no out-of-order refusal (%d) or no failed batch (%d messages): the case was not exercised", refusals.Load(), failed)
 	}
-	log := logOf(t, addrs, topic, len(written))
+	log, epochs := logWithEpochs(t, addrs, topic, len(written))
+	// The refusals are only answered by a new epoch: a Writer that did not
+	// bump it would have every later batch of the refused partition
+	// refused too, and the log would hold a single epoch per partition.
+	rose := false
+	for _, e := range epochs {
+		rose = rose || e[1] > e[0]
+	}
+	if !rose {
+		t.Fatalf("producer epochs per partition %v: no partition was written to after an epoch bump", epochs)
+	}
 	dups, _, disorder := audit(log, total)
 	inLog := map[int]bool{}
 	for _, seqs := range log {

@@ -570,6 +570,18 @@ func (b *bench) write(in *report.Input) error {
 	}
 	fmt.Print(md)
 	logf("wrote %s", b.o.out)
+	// The figures README.md and docs/ quote come from this run too; a
+	// partial run (-scenarios, -quick) rewrites them as well, which the
+	// diff then shows.
+	if b.o.out == filepath.Join(b.o.repo, "docs", "bench") {
+		stale, err := report.SyncDocs(b.o.repo, true)
+		if err != nil {
+			return err
+		}
+		for _, f := range stale {
+			logf("rewrote the figures of %s", f)
+		}
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 
 	"github.com/segmentio/kafka-go/bench/clients/loadgen"
 	"github.com/segmentio/kafka-go/bench/internal/stats"
@@ -174,4 +175,22 @@ func (r *Run) LongestStallSec() float64 {
 		}
 	}
 	return longest
+}
+
+// ReadFile reads the runs of a results.json written by the bench tool.
+func ReadFile(path string) ([]Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var file struct {
+		Runs []Run `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(file.Runs) == 0 {
+		return nil, fmt.Errorf("%s: no runs", path)
+	}
+	return file.Runs, nil
 }
