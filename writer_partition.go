@@ -81,9 +81,6 @@ type partitionWriter struct {
 	// used only by the sink holding the partition; see writer_idempotent.go.
 	idem *idemPartition
 
-	// lastLen is the number of messages of the last batch closed.
-	lastLen int32
-
 	// retryAt is when the batch in sending may be sent again after a
 	// failed attempt; written before the partition is handed to a sink.
 	retryAt time.Time
@@ -350,11 +347,11 @@ const minBatchCap = 4
 
 // openLocked starts a new batch; slot says whether it holds a slot.
 func (pw *partitionWriter) openLocked(slot bool) {
-	// Sized like the partition's previous batch, not BatchSize: a batch
-	// costs a Message struct per place, and at 1000 partitions BatchSize
-	// places each would cost more than the messages themselves; steady
-	// traffic still fills a batch without growing it.
-	size := min(pw.w.batchSize(), max(minBatchCap, int(pw.lastLen)), 1024)
+	// Room for a few messages, not BatchSize: a batch costs a Message
+	// struct per place, and at 1000 partitions BatchSize places each would
+	// cost more than the messages themselves. Growing by append keeps the
+	// places within about twice the messages held (docs/backpressure.md).
+	size := min(pw.w.batchSize(), minBatchCap)
 	b := &writeBatch{
 		opened: time.Now(),
 		msgs:   make([]Message, 0, size),
@@ -375,7 +372,6 @@ func (pw *partitionWriter) closeCurrentLocked() {
 	pw.w.state().stats.batchQueueTime.observeSince(b.opened)
 	pw.closedSeq++
 	b.seq = pw.closedSeq
-	pw.lastLen = int32(min(len(b.msgs), 1024))
 	pw.w.state().returning.Add(b.bytes)
 	if pw.sending == nil {
 		pw.startSendingLocked(b)
