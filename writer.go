@@ -123,10 +123,10 @@ type Writer struct {
 	// caller's own slices), and the error when the batch could not be
 	// written.
 	//
-	// The writer calls it from a goroutine of its own per partition, beside
-	// the partition's sending loop: one call at a time per partition, in
-	// the order the partition's batches were sent. Close waits for the
-	// calls, and so does a synchronous WriteMessages for the batches holding
+	// The writer calls it from a goroutine of its own per partition, which
+	// runs while the partition has outcomes to report, beside the sending:
+	// one call at a time per partition, in the order the partition's
+	// batches were sent. Close waits for the calls, and so does a synchronous WriteMessages for the batches holding
 	// its messages, which makes it safe to reuse the byte slices once
 	// WriteMessages has returned. Flush does not wait for them.
 	//
@@ -268,10 +268,11 @@ type Writer struct {
 	closed  bool
 	writers map[topicPartition]*partitionWriter
 
-	// inflight counts the WriteMessages calls in progress and the
-	// goroutines of the partition writers; Close waits for it to drop to
-	// zero. Add is only called with mu held and closed false, so it never
-	// races with the Wait in Close.
+	// inflight counts the WriteMessages calls in progress, the sinks with
+	// work pending and the goroutines running Completion; Close waits for
+	// it to drop to zero. Add is only called with mu held and closed
+	// false, or by someone already counted (see brokerSink.push), so it
+	// never races with the Wait in Close.
 	inflight sync.WaitGroup
 
 	once sync.Once
@@ -297,9 +298,15 @@ type writerState struct {
 	// bytes is the writer-wide budget of MaxBufferedBytes, nil without one.
 	bytes *writerbuf.Budget
 	meta  writerMetadata
-	// completers are the goroutines running Completion beside the sending
-	// loops; their WriteMessages calls never wait for space.
+	// completers are the goroutines running Completion beside the sinks;
+	// their WriteMessages calls never wait for space.
 	completers completers
+	// linger keeps the BatchTimeout of the open batches (writer_linger.go).
+	linger lingerQueue
+	// sinks are the senders of the brokers, by leader ID (-1: unknown
+	// leader), created on first use; sinksMu is a leaf lock.
+	sinksMu sync.Mutex
+	sinks   map[int32]*brokerSink
 	// returning is the bytes of the batches closed and not yet given back
 	// (queued, being sent, or waiting for their Completion): bytes that
 	// come back without anyone's help. See partialsWanted.
@@ -446,6 +453,7 @@ func (w *Writer) Close() error {
 		pw.close()
 	}
 	w.inflight.Wait()
+	st.linger.stop()
 
 	if w.transport != nil {
 		w.transport.CloseIdleConnections()

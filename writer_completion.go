@@ -7,23 +7,52 @@ import (
 )
 
 // The Completion side of the Writer: the goroutines that run Completion
-// beside the sending loops, and how their own WriteMessages calls are
-// recognized.
+// beside the sinks, and how their own WriteMessages calls are recognized.
 
-// complete runs the Completion calls, in batch order, beside the sending
-// loop. Its goroutine is registered as a completer so that WriteMessages
-// calls made from Completion are recognized (see addOverdraftLocked).
-func (pw *partitionWriter) complete() {
+// complete queues b, acknowledged or failed, for its Completion call. The
+// calls of a partition run on a goroutine started when its queue stops
+// being empty and gone when it is empty again: one at a time per
+// partition, in batch order, and no goroutine for a partition with nothing
+// to report. Completion does not run on the sink: a slow Completion would
+// stop the requests of every partition of the broker, and with them the
+// acknowledgements that give budget back; a Completion calling Flush would
+// wait for batches that only the sink it blocks can send.
+//
+// Called by a sink, which holds a count of w.inflight, so that the Add
+// below never races with the Wait in Close.
+func (pw *partitionWriter) complete(b *writeBatch) {
+	c := pw.completions
+	c.mu.Lock()
+	c.q.push(b)
+	start := !c.running
+	c.running = true
+	c.mu.Unlock()
+	if start {
+		pw.w.inflight.Add(1)
+		go pw.runCompletions()
+	}
+}
+
+// runCompletions runs the queued Completion calls of the partition until
+// the queue is empty. Its goroutine is registered as a completer so that
+// WriteMessages calls made from Completion are recognized (see
+// addOverdraftLocked).
+func (pw *partitionWriter) runCompletions() {
 	defer pw.w.inflight.Done()
 	st := pw.w.state()
 	id := goid.ID()
 	st.completers.add(id)
 	defer st.completers.remove(id)
+	c := pw.completions
 	for {
-		b := pw.completions.get()
+		c.mu.Lock()
+		b := c.q.pop()
 		if b == nil {
+			c.running = false
+			c.mu.Unlock()
 			return
 		}
+		c.mu.Unlock()
 		pw.w.Completion(b.msgs, b.err)
 		pw.completing.Add(-1)
 		pw.mu.Lock()
@@ -36,7 +65,7 @@ func (pw *partitionWriter) complete() {
 }
 
 // completers is the set of goroutines running a Writer's Completion calls
-// beside the sending loops.
+// beside the sinks.
 type completers struct {
 	mu  sync.Mutex
 	ids map[uint64]struct{}
@@ -76,51 +105,11 @@ func (c *completers) current() bool {
 	return ok
 }
 
-// completionQueue hands sent batches to the goroutine that runs Completion.
-// Its length needs no bound of its own: every batch in it still holds its
-// slot and bytes, so the partition's budget bounds it.
+// completionQueue holds a partition's batches waiting for their Completion
+// call. Its length needs no bound of its own: every batch in it still holds
+// its slot and bytes, so the partition's budget bounds it.
 type completionQueue struct {
-	mu     sync.Mutex
-	q      batchQueue
-	closed bool
-	wake   chan struct{}
-}
-
-func newCompletionQueue() *completionQueue {
-	return &completionQueue{wake: make(chan struct{}, 1)}
-}
-
-func (c *completionQueue) put(b *writeBatch) {
-	c.mu.Lock()
-	c.q.push(b)
-	c.mu.Unlock()
-	c.signal()
-}
-
-func (c *completionQueue) close() {
-	c.mu.Lock()
-	c.closed = true
-	c.mu.Unlock()
-	c.signal()
-}
-
-func (c *completionQueue) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// get returns the next batch, or nil once closed and drained.
-func (c *completionQueue) get() *writeBatch {
-	for {
-		c.mu.Lock()
-		b := c.q.pop()
-		closed := c.closed
-		c.mu.Unlock()
-		if b != nil || closed {
-			return b
-		}
-		<-c.wake
-	}
+	mu      sync.Mutex
+	q       batchQueue
+	running bool // a goroutine is running the calls (runCompletions)
 }

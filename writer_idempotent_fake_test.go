@@ -179,7 +179,7 @@ func decodeProduced(rs protocol.RecordSet) (*protocol.RecordBatch, []string, err
 
 func (s *idemBroker) produce(r *produceAPI.Request) (Response, error) {
 	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-		return nil, errors.New("idem broker: one partition per request")
+		return producePerPartition(r, s.produce)
 	}
 	topic := r.Topics[0].Topic
 	part := r.Topics[0].Partitions[0]

@@ -25,6 +25,11 @@ type writerMetadata struct {
 	// lookup per call, measured at about 5% of the CPU of a stream of
 	// 100-byte messages).
 	last atomic.Pointer[writerFreshCount]
+	// leaders is the leader of each partition of the topics looked up, as
+	// of their last lookup (-1: none); it outlives invalidate, since a
+	// stale leader is still the best guess of which sink a partition's
+	// batch goes to (the transport routes the request in any case).
+	leaders map[string][]int32
 }
 
 // writerFreshCount is a partition count as long as valid holds; valid is
@@ -51,7 +56,20 @@ type writerTopicMeta struct {
 	invalidated bool
 }
 
-func (m *writerMetadata) init() { m.topics = make(map[string]*writerTopicMeta) }
+func (m *writerMetadata) init() {
+	m.topics = make(map[string]*writerTopicMeta)
+	m.leaders = make(map[string][]int32)
+}
+
+// leader returns the leader of key as last looked up, -1 if unknown.
+func (m *writerMetadata) leader(key topicPartition) int32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l := m.leaders[key.topic]; int(key.partition) < len(l) {
+		return l[key.partition]
+	}
+	return -1
+}
 
 func (m *writerMetadata) invalidate(topic string) {
 	m.mu.Lock()
@@ -108,10 +126,13 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 		e.loading = loading
 		m.mu.Unlock()
 
-		n, err := w.lookupPartitions(ctx, topic)
+		n, leaders, err := w.lookupPartitions(ctx, topic)
 
 		m.mu.Lock()
 		e.loading = nil
+		if err == nil {
+			m.leaders[topic] = leaders
+		}
 		if e.invalidated {
 			// The answer goes to this caller only: whoever waited for
 			// it, and every later call, asks again.
@@ -139,25 +160,27 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 
 // lookupPartitions asks the cluster, retrying while the topic is being
 // created or its leaders elected.
-func (w *Writer) lookupPartitions(ctx context.Context, topic string) (int, error) {
+func (w *Writer) lookupPartitions(ctx context.Context, topic string) (int, []int32, error) {
 	for attempt := 1; ; attempt++ {
-		n, err := w.fetchPartitions(ctx, topic)
+		n, leaders, err := w.fetchPartitions(ctx, topic)
 		if err == nil || ctx.Err() != nil || attempt >= w.maxAttempts() {
-			return n, err
+			return n, leaders, err
 		}
 		retry := errors.Is(err, LeaderNotAvailable) ||
 			(w.AllowAutoTopicCreation && errors.Is(err, UnknownTopicOrPartition)) ||
 			isTransientNetworkError(err)
 		if !retry {
-			return n, err
+			return n, nil, err
 		}
 		if !sleep(ctx, backoff(attempt, w.writeBackoffMin(), w.writeBackoffMax())) {
-			return 0, ctx.Err()
+			return 0, nil, ctx.Err()
 		}
 	}
 }
 
-func (w *Writer) fetchPartitions(ctx context.Context, topic string) (int, error) {
+// fetchPartitions returns the partition count of topic and the leader of
+// each partition (-1 when it has none).
+func (w *Writer) fetchPartitions(ctx context.Context, topic string) (int, []int32, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.readTimeout())
 	defer cancel()
 	r, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, &metadataAPI.Request{
@@ -165,11 +188,11 @@ func (w *Writer) fetchPartitions(ctx context.Context, topic string) (int, error)
 		AllowAutoTopicCreation: w.AllowAutoTopicCreation,
 	})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	res, ok := r.(*metadataAPI.Response)
 	if !ok {
-		return 0, errors.New("kafka.(*Writer): unexpected response type to a metadata request")
+		return 0, nil, errors.New("kafka.(*Writer): unexpected response type to a metadata request")
 	}
 	for i := range res.Topics {
 		t := &res.Topics[i]
@@ -177,14 +200,24 @@ func (w *Writer) fetchPartitions(ctx context.Context, topic string) (int, error)
 			continue
 		}
 		if t.ErrorCode != 0 {
-			return 0, Error(t.ErrorCode)
+			return 0, nil, Error(t.ErrorCode)
 		}
 		if len(t.Partitions) == 0 {
-			return 0, LeaderNotAvailable
+			return 0, nil, LeaderNotAvailable
 		}
-		return len(t.Partitions), nil
+		leaders := make([]int32, len(t.Partitions))
+		for j := range leaders {
+			leaders[j] = -1
+		}
+		for j := range t.Partitions {
+			p := &t.Partitions[j]
+			if int(p.PartitionIndex) < len(leaders) && p.PartitionIndex >= 0 {
+				leaders[p.PartitionIndex] = p.LeaderID
+			}
+		}
+		return len(t.Partitions), leaders, nil
 	}
-	return 0, UnknownTopicOrPartition
+	return 0, nil, UnknownTopicOrPartition
 }
 
 // Balancers take the partitions as a list of numbers 0..n-1. The lists are

@@ -11,22 +11,28 @@ import (
 	"github.com/segmentio/kafka-go/internal/writerbuf"
 )
 
-// partitionWriter owns the batches of one topic-partition and the goroutine
-// that sends them, one at a time, which is what keeps a partition's messages
+// partitionWriter owns the batches of one topic-partition. It has no
+// goroutine and no timer of its own: its ready batch travels in a Produce
+// request of the sink of the partition's leader (writer_sink.go), together
+// with the ready batches of the other partitions that broker leads, and its
+// BatchTimeout is kept by the Writer's one linger timer (writer_linger.go).
+// It sends one batch at a time, which is what keeps a partition's messages
 // in order without an idempotent producer. A batch moves through these
 // places:
 //
 //	cur          being filled (at most one)
-//	queue        complete, waiting for the sending loop
-//	sending      being sent (or retried) by the sending loop
+//	queue        complete, waiting for the batch in sending to finish
+//	sending      handed to the leader's sink: waiting for a request, in
+//	             one, or waiting for its retry
 //	completions  acknowledged or failed, waiting for (or in) its Completion
-//	             call, when Completion runs on a goroutine of its own
+//	             call, which runs on a goroutine of its own
 //
 // cur, queue and sending are guarded by mu. Batches always enter at the back
-// and leave from the front, so order holds. The sending loop refills sending
-// from the queue under mu in the same step that records the previous
-// batch's outcome, so a non-empty queue always has a batch being sent in
-// front of it.
+// and leave from the front, so order holds. The outcome of the batch in
+// sending is recorded under mu in the same step that refills sending from
+// the queue, so a non-empty queue always has a batch being sent in front of
+// it. While sending is set the partition belongs to a sink, which alone
+// reads sending and retryAt until it reports the outcome.
 //
 // Budget (see admission): a batch takes one of the partition's
 // MaxBufferedBatches+2 slots when opened, and each message takes its bytes
@@ -35,8 +41,7 @@ import (
 // without a Completion, once it is acknowledged or failed. So the bounds
 // count every place above, the completion backlog included, and a slow
 // Completion slows WriteMessages down instead of growing memory. Moving a
-// batch forward never needs budget, so the sending loop never waits for
-// space.
+// batch forward never needs budget, so the sink never waits for space.
 //
 // A WriteMessages call made by a Completion goroutine of this Writer never
 // waits for space either (see addOverdraftLocked): the space it would wait
@@ -45,16 +50,16 @@ import (
 //
 // Lock order: Writer.mu is released before any partition writer's mu is
 // taken; pw.mu may be held while calling the non-blocking methods of a
-// Budget (whose lock is a leaf). pw.mu is never held while waiting for
+// Budget (whose lock is a leaf), and while handing the partition to a sink
+// (pw.mu, then the sink's mu, then the leaf locks of the metadata cache and
+// the sink table; see writer_sink.go). pw.mu is never held while waiting for
 // budget, for the network, or for Completion.
 type partitionWriter struct {
 	w   *Writer
 	key topicPartition
 
-	// wake holds a token when the sending loop may have work.
-	wake chan struct{}
-	// completions, set when there is a Completion, runs it beside the
-	// sending loop; see newPartitionWriter.
+	// completions, set when there is a Completion, queues the batches for
+	// it; see writer_completion.go.
 	completions *completionQueue
 	// completing counts the batches sent whose Completion has not returned
 	// yet (they still hold their budget).
@@ -73,8 +78,12 @@ type partitionWriter struct {
 	flushes             []flushWaiter
 
 	// idem is the sequence state of an idempotent Writer (nil otherwise),
-	// used by the sending loop only; see writer_idempotent.go.
+	// used only by the sink holding the partition; see writer_idempotent.go.
 	idem *idemPartition
+
+	// retryAt is when the batch in sending may be sent again after a
+	// failed attempt; written before the partition is handed to a sink.
+	retryAt time.Time
 }
 
 // flushWaiter is a Flush call waiting for batch number seq to be
@@ -84,25 +93,17 @@ type flushWaiter struct {
 	done chan struct{}
 }
 
-// newPartitionWriter starts the goroutines of a new partition writer. Called
-// with w.mu held and w not closed, so the inflight.Add calls are safe.
+// newPartitionWriter returns the writer of a partition not written to yet.
+// It starts nothing: an idle partition costs its memory only.
 func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
-	pw := &partitionWriter{w: w, key: key, wake: make(chan struct{}, 1)}
+	pw := &partitionWriter{w: w, key: key}
 	pw.adm = newAdmission(w.state().bytes, w.MaxBufferedBatches)
 	if w.Idempotent {
 		pw.idem = &idemPartition{p: &w.idem}
 	}
-	// Completion does not run on the sending loop: a slow Completion would
-	// stop the partition's sends, and with them the acknowledgements that
-	// give budget back; a Completion calling Flush would wait for batches
-	// that only the loop it blocks can send.
 	if w.Completion != nil {
-		pw.completions = newCompletionQueue()
-		w.inflight.Add(1)
-		go pw.complete()
+		pw.completions = new(completionQueue)
 	}
-	w.inflight.Add(1)
-	go pw.run()
 	return pw
 }
 
@@ -113,9 +114,12 @@ type writeBatch struct {
 	bytes  int64 // sum of the messages' sizes, as accounted in the budgets
 	slot   bool  // holds one of the partition's slots
 	seq    uint64
-	timer  *time.Timer
+	// attempts counts the produce attempts made so far (sink only).
+	attempts int
+	// lingers says the batch is in the Writer's linger queue.
+	lingers bool
 	// lingering is set when the batch should leave as soon as the
-	// partition's sending loop is free, but that loop is busy: BatchTimeout
+	// partition's previous batch is done, but it is not: BatchTimeout
 	// passed (with a buffer bound only), or a caller waits for space. The
 	// batch stays open meanwhile; see expire and sendPartialLocked.
 	lingering bool
@@ -155,7 +159,7 @@ func (pw *partitionWriter) add(ctx context.Context, m *Message, size int64, mode
 
 	// Get in line while holding the lock, so that places follow the order
 	// in which callers reached the partition, then wait without it: the
-	// sending loop needs the lock to make room. The writer-wide bytes are
+	// sink needs the lock to make room. The writer-wide bytes are
 	// reserved now, in that same order; a slot is only asked for by the
 	// head of the line, and only when no open batch can take its message,
 	// so that one freed slot lets a whole batch of waiters in, not one.
@@ -313,21 +317,23 @@ func (pw *partitionWriter) appendLocked(m *Message, size int64, withSlot bool) *
 	} else if pw.w.partialsWanted() {
 		pw.sendPartialLocked()
 	}
-	if pw.cur == b && b.timer == nil {
-		// Armed only for a batch that stays open after its first message:
+	if pw.cur == b && !b.lingers {
+		// Queued only for a batch that stays open after its first message:
 		// one that is full at once (BatchSize 1, a synchronous caller
 		// writing one message) never needs it. Opening and this first
 		// append happen under one hold of pw.mu, so the timeout still
 		// counts from the moment the batch opened.
-		b.timer = time.AfterFunc(pw.w.batchTimeout(), func() { pw.expire(b) })
+		b.lingers = true
+		pw.w.state().linger.add(pw, b, b.opened.Add(pw.w.batchTimeout()))
 	}
 	return b
 }
 
 // sendPartialLocked makes the batch being filled sendable now (see
 // partialsWanted): it holds budget that only its sending gives back, and
-// waiting for BatchTimeout would leave the broker idle while callers wait. When the sending loop is busy, the batch
-// stays open (lingering) and leaves as soon as the loop is free, which is
+// waiting for BatchTimeout would leave the broker idle while callers wait.
+// When the partition is still sending its previous batch, this one stays
+// open (lingering) and leaves as soon as that one is done, which is
 // no later than it could have left closed, and fuller.
 func (pw *partitionWriter) sendPartialLocked() {
 	switch {
@@ -339,19 +345,23 @@ func (pw *partitionWriter) sendPartialLocked() {
 	}
 }
 
+// minBatchCap is the number of messages a new batch has room for, at least.
+const minBatchCap = 4
+
 // openLocked starts a new batch; slot says whether it holds a slot.
 func (pw *partitionWriter) openLocked(slot bool) {
-	size := pw.w.batchSize()
-	if size > 1024 {
-		size = 1024 // grow beyond this only if really used
-	}
+	// Room for a few messages, not BatchSize: a batch costs a Message
+	// struct per place, and at 1000 partitions BatchSize places each would
+	// cost more than the messages themselves. Growing by append keeps the
+	// places within about twice the messages held (docs/backpressure.md).
+	size := min(pw.w.batchSize(), minBatchCap)
 	b := &writeBatch{
 		opened: time.Now(),
 		msgs:   make([]Message, 0, size),
 		slot:   slot,
 		done:   make(chan struct{}),
 	}
-	// Its BatchTimeout timer is armed by appendLocked, if the batch stays
+	// Its BatchTimeout is queued by appendLocked, if the batch stays
 	// open. The flush at BatchTimeout only moves the batch to the queue,
 	// which never blocks and needs no budget, so it can always happen.
 	pw.w.state().stats.bufferedBatches.Add(1)
@@ -362,26 +372,23 @@ func (pw *partitionWriter) openLocked(slot bool) {
 func (pw *partitionWriter) closeCurrentLocked() {
 	b := pw.cur
 	pw.cur = nil
-	if b.timer != nil {
-		b.timer.Stop()
-	}
 	pw.w.state().stats.batchQueueTime.observeSince(b.opened)
 	pw.closedSeq++
 	b.seq = pw.closedSeq
 	pw.w.state().returning.Add(b.bytes)
 	if pw.sending == nil {
-		pw.sending = b
-		pw.signal()
+		pw.startSendingLocked(b)
 	} else {
 		pw.queue.push(b)
 	}
 }
 
-func (pw *partitionWriter) signal() {
-	select {
-	case pw.wake <- struct{}{}:
-	default:
-	}
+// startSendingLocked makes b the batch being sent and hands the partition
+// to the sink of its leader.
+func (pw *partitionWriter) startSendingLocked(b *writeBatch) {
+	pw.sending = b
+	pw.retryAt = time.Time{}
+	pw.w.sinkFor(pw.key).push(pw)
 }
 
 // expire is the BatchTimeout of b. With a buffer bound, a batch that could
@@ -391,7 +398,7 @@ func (pw *partitionWriter) signal() {
 // BatchTimeout (one waiting for space, or blocked on other partitions)
 // would then fill each freed place with a batch of one message, and a slow
 // broker would be served smaller and smaller batches. The lingering batch
-// goes as soon as the sending loop is free for it; it is sent no later
+// goes as soon as the partition's previous batch is done; it is sent no later
 // than it would have been, only fuller. Without a bound, batches close at
 // BatchTimeout as they always did.
 func (pw *partitionWriter) expire(b *writeBatch) {
@@ -446,7 +453,7 @@ func (pw *partitionWriter) ackedLocked(seq uint64) {
 }
 
 // close stops accepting messages, wakes the callers waiting for a slot,
-// and lets the sending loop drain what is left and exit.
+// and sends what is being filled.
 func (pw *partitionWriter) close() {
 	pw.mu.Lock()
 	if pw.closed {
@@ -457,7 +464,6 @@ func (pw *partitionWriter) close() {
 	if pw.cur != nil {
 		pw.closeCurrentLocked()
 	}
-	pw.signal()
 	pw.mu.Unlock()
 	pw.adm.close()
 }
@@ -465,8 +471,7 @@ func (pw *partitionWriter) close() {
 // finishLocked ends the life of b, once its outcome is known and its
 // Completion call (if any) has returned: it gives back b's slot and bytes,
 // and wakes the synchronous callers waiting for b. Whoever finishes a batch
-// (the sending loop without a Completion, the Completion goroutine with
-// one) calls this, in the same hold of pw.mu that takes the batch out of
+// (the sink without a Completion, the Completion goroutine with one) calls this, in the same hold of pw.mu that takes the batch out of
 // its place, so that a freed slot never lets a new batch in while the old
 // one still shows in a place. A batch is finished exactly once: a second
 // call would give its budget back twice, and panics.

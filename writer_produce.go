@@ -2,9 +2,7 @@ package kafka
 
 import (
 	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -12,42 +10,80 @@ import (
 	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
 )
 
-// The sending side of a partition writer: its loop, one batch at a time,
-// each sent with retries, and the Produce request of one attempt.
+// The sending side of a partition writer: the outcome of each attempt of
+// its batch in sending, as its sink reports it, and what the partition does
+// next (retry, or move on to its next batch).
 
-// run is the sending loop.
-func (pw *partitionWriter) run() {
-	defer pw.w.inflight.Done()
-	for {
-		pw.mu.Lock()
-		for pw.sending == nil && !pw.closed {
-			pw.mu.Unlock()
-			<-pw.wake
-			pw.mu.Lock()
-		}
-		b := pw.sending
-		pw.mu.Unlock()
-		if b == nil {
-			break // closed and drained
-		}
-		pw.send(b)
-	}
-	if pw.completions != nil {
-		pw.completions.close()
-	}
+type produceResult struct {
+	err           error
+	baseOffset    int64
+	logAppendTime time.Time
+	throttle      time.Duration
 }
 
-// send sends b until it is written or fails for good, fills in what the
-// broker said about its messages, and moves the partition to its next
-// batch.
-func (pw *partitionWriter) send(b *writeBatch) {
+// attemptStarts is told that an attempt of b is about to be made.
+func (pw *partitionWriter) attemptStarts(b *writeBatch) {
+	w := pw.w
+	if b.attempts == 0 {
+		s := w.state().stats
+		s.batchTime.observeSince(b.opened)
+		s.batchSize.observe(int64(len(b.msgs)))
+		s.batchBytes.observe(b.bytes)
+	}
+	w.logf("writing %d messages to %s (partition: %d)", len(b.msgs), pw.key.topic, pw.key.partition)
+}
+
+// attemptDone takes the outcome of one attempt of b, the batch in sending
+// (res is the broker's answer, nil when it gave none), and reports whether
+// b is to be sent again, at pw.retryAt. Otherwise b is done, and the
+// partition has moved on to its next batch.
+func (pw *partitionWriter) attemptDone(b *writeBatch, res *produceResult, err error, start time.Time) (retry bool) {
 	w := pw.w
 	s := w.state().stats
-	s.batchTime.observeSince(b.opened)
-	s.batchSize.observe(int64(len(b.msgs)))
-	s.batchBytes.observe(b.bytes)
+	key := pw.key
+	s.writes.add(1)
+	s.messages.add(int64(len(b.msgs)))
+	s.bytes.add(b.bytes)
+	s.writeTime.observeSince(start)
+	if res != nil {
+		err = res.err
+		s.waitTime.observe(int64(res.throttle))
+	}
+	if pw.idem != nil {
+		err = pw.idem.settle(res, err)
+	}
+	b.attempts++
+	if err != nil {
+		s.errors.add(1)
+		w.errorf("error writing messages to %s (partition %d, attempt %d): %s", key.topic, key.partition, b.attempts-1, err)
+		if !brokerRefused(err) {
+			b.mayBeWritten = true
+		}
+		if writerRetriable(err) && b.attempts < w.maxAttempts() {
+			s.retries.add(1)
+			delay := backoff(b.attempts, w.writeBackoffMin(), w.writeBackoffMax())
+			w.logf("backing off %s writing %d messages to %s (partition: %d)", delay, len(b.msgs), key.topic, key.partition)
+			pw.retryAt = time.Now().Add(delay)
+			return true
+		}
+	}
+	var again idemRetry
+	if errors.As(err, &again) {
+		// MaxAttempts ran out just as the partition restarted its
+		// sequence numbers: the batch was refused and never appended, so
+		// the broker's refusal is the outcome, as for any other batch
+		// that used up its attempts.
+		err = again.cause
+	}
+	pw.idem.finish(b, err)
+	pw.sent(b, res, err)
+	return false
+}
 
-	res, err := pw.produceWithRetries(b)
+// sent fills in what the broker said about b's messages, records its
+// outcome, and moves the partition to its next batch.
+func (pw *partitionWriter) sent(b *writeBatch, res *produceResult, err error) {
+	w := pw.w
 	if res != nil {
 		for i := range b.msgs {
 			m := &b.msgs[i]
@@ -81,151 +117,36 @@ func (pw *partitionWriter) send(b *writeBatch) {
 		partials = pw.finishLocked(b)
 	}
 	pw.ackedLocked(b.seq)
-	pw.sending = pw.queue.pop()
-	if pw.sending == nil && pw.cur != nil && (pw.cur.lingering || pw.w.partialsWanted()) {
+	pw.sending = nil
+	if next := pw.queue.pop(); next != nil {
+		pw.startSendingLocked(next)
+	} else if pw.cur != nil && (pw.cur.lingering || pw.w.partialsWanted()) {
 		pw.closeCurrentLocked() // straight to sending
 	}
 	pw.mu.Unlock()
 
 	if w.Completion != nil {
-		pw.completions.put(b)
+		pw.complete(b)
 	} else if partials {
 		w.sendPartials()
 	}
 }
 
-type produceResult struct {
-	err           error
-	baseOffset    int64
-	logAppendTime time.Time
-	throttle      time.Duration
-}
-
-func (pw *partitionWriter) produceWithRetries(b *writeBatch) (*produceResult, error) {
-	w := pw.w
-	s := w.state().stats
-	key := pw.key
-	var res *produceResult
-	var err error
-	for attempt, max := 0, w.maxAttempts(); attempt < max; attempt++ {
-		if attempt > 0 {
-			s.retries.add(1)
-			delay := backoff(attempt, w.writeBackoffMin(), w.writeBackoffMax())
-			w.logf("backing off %s writing %d messages to %s (partition: %d)", delay, len(b.msgs), key.topic, key.partition)
-			time.Sleep(delay)
-		}
-		w.logf("writing %d messages to %s (partition: %d)", len(b.msgs), key.topic, key.partition)
-
-		start := time.Now()
-		res, err = pw.produce(b)
-		s.writes.add(1)
-		s.messages.add(int64(len(b.msgs)))
-		s.bytes.add(b.bytes)
-		s.writeTime.observeSince(start)
-		if res != nil {
-			err = res.err
-			s.waitTime.observe(int64(res.throttle))
-		}
-		if pw.idem != nil {
-			err = pw.idem.settle(res, err)
-		}
-		if err == nil {
-			break
-		}
-		s.errors.add(1)
-		if !brokerRefused(err) {
-			b.mayBeWritten = true
-		}
-		w.errorf("error writing messages to %s (partition %d, attempt %d): %s", key.topic, key.partition, attempt, err)
-		if !writerRetriable(err) {
-			break
-		}
-		if leadershipChanged(err) {
-			w.state().meta.invalidate(key.topic)
-		}
-	}
-	var retry idemRetry
-	if errors.As(err, &retry) {
-		// MaxAttempts ran out just as the partition restarted its
-		// sequence numbers: the batch was refused and never appended, so
-		// the broker's refusal is the outcome, as for any other batch
-		// that used up its attempts.
-		err = retry.cause
-	}
-	pw.idem.finish(b, err)
-	return res, err
-}
-
 // writerRetriable says whether sending the same batch again may succeed.
 func writerRetriable(err error) bool {
-	return isTemporary(err) || isTransientNetworkError(err) || errors.Is(err, protocol.ErrNoLeader)
+	return isTemporary(err) || isTransientNetworkError(err) ||
+		errors.Is(err, protocol.ErrNoLeader) || errors.Is(err, produceAPI.ErrMismatchingLeaders)
 }
 
+// leadershipChanged says whether err means the partition may have a new
+// leader (the request then goes to the sink of the leader the refreshed
+// metadata names).
 func leadershipChanged(err error) bool {
 	return errors.Is(err, NotLeaderForPartition) ||
 		errors.Is(err, LeaderNotAvailable) ||
 		errors.Is(err, UnknownTopicOrPartition) ||
-		errors.Is(err, protocol.ErrNoLeader)
-}
-
-// produce sends b once. With RequireNone the broker does not answer, and
-// the result is nil (the messages then get no offsets, as before).
-func (pw *partitionWriter) produce(b *writeBatch) (*produceResult, error) {
-	w := pw.w
-	timeout := w.writeTimeout()
-	records, err := pw.records(b)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-
-	req := &produceAPI.Request{
-		Acks: int16(w.requiredAcks()),
-		// Half of our own deadline, so that the broker's answer to a
-		// timed-out request still reaches us before we give up on it.
-		Timeout: int32(timeout / 2 / time.Millisecond),
-		Topics: []produceAPI.RequestTopic{{
-			Topic: pw.key.topic,
-			Partitions: []produceAPI.RequestPartition{{
-				Partition: pw.key.partition,
-				RecordSet: protocol.RecordSet{
-					Attributes: protocol.Attributes(w.Compression) & 7,
-					Records:    records,
-				},
-			}},
-		}},
-	}
-	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
-	if err != nil {
-		return nil, err
-	}
-	if w.requiredAcks() == RequireNone {
-		return nil, nil
-	}
-	r, ok := m.(*produceAPI.Response)
-	if !ok {
-		return nil, fmt.Errorf("kafka.(*Writer): unexpected response of type %T to a produce request", m)
-	}
-	for i := range r.Topics {
-		t := &r.Topics[i]
-		if t.Topic != pw.key.topic {
-			continue
-		}
-		for j := range t.Partitions {
-			p := &t.Partitions[j]
-			if p.Partition != pw.key.partition {
-				continue
-			}
-			return &produceResult{
-				err:           makeError(p.ErrorCode, p.ErrorMessage),
-				baseOffset:    p.BaseOffset,
-				logAppendTime: makeTime(p.LogAppendTime),
-				throttle:      makeDuration(r.ThrottleTimeMs),
-			}, nil
-		}
-	}
-	return nil, protocol.NewErrNoPartition(pw.key.topic, pw.key.partition)
+		errors.Is(err, protocol.ErrNoLeader) ||
+		errors.Is(err, produceAPI.ErrMismatchingLeaders)
 }
 
 // batchRecords presents a batch's messages as records. The key and value

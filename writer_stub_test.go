@@ -183,7 +183,7 @@ func (s *stubBroker) metadata(r *metadataAPI.Request) *metadataAPI.Response {
 
 func (s *stubBroker) produce(ctx context.Context, r *produceAPI.Request) (Response, error) {
 	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-		return nil, errors.New("stub broker: the writer must send one partition per request")
+		return producePerPartition(r, func(one *produceAPI.Request) (Response, error) { return s.produce(ctx, one) })
 	}
 	topic := r.Topics[0].Topic
 	part := r.Topics[0].Partitions[0]
@@ -275,6 +275,65 @@ func (s *stubBroker) produce(ctx context.Context, r *produceAPI.Request) (Respon
 			LogAppendTime: -1,
 		}},
 	}}}, nil
+}
+
+// producePerPartition serves a Produce request that carries several
+// partitions as a broker does: each partition on its own (here by serve,
+// called with a request of that partition alone, all of them at once so
+// that a held partition holds the answer, not the others' appends), and
+// one answer for the whole request, once every partition is done. A
+// failed partition fails the request, as a broken connection would.
+func producePerPartition(r *produceAPI.Request, serve func(*produceAPI.Request) (Response, error)) (Response, error) {
+	type result struct {
+		res Response
+		err error
+	}
+	var parts []*produceAPI.Request
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			one := *r
+			one.Topics = []produceAPI.RequestTopic{{Topic: t.Topic, Partitions: []produceAPI.RequestPartition{p}}}
+			parts = append(parts, &one)
+		}
+	}
+	results := make([]result, len(parts))
+	var wg sync.WaitGroup
+	for i, one := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := serve(one)
+			results[i] = result{res, err}
+		}()
+	}
+	wg.Wait()
+	if r.Acks == 0 {
+		return nil, nil
+	}
+	merged := &produceAPI.Response{}
+	for _, x := range results {
+		if x.err != nil {
+			return nil, x.err
+		}
+		res, ok := x.res.(*produceAPI.Response)
+		if !ok {
+			return nil, errors.New("stub broker: a partition without an answer")
+		}
+		merged.ThrottleTimeMs = max(merged.ThrottleTimeMs, res.ThrottleTimeMs)
+		for _, t := range res.Topics {
+			found := false
+			for i := range merged.Topics {
+				if merged.Topics[i].Topic == t.Topic {
+					merged.Topics[i].Partitions = append(merged.Topics[i].Partitions, t.Partitions...)
+					found = true
+				}
+			}
+			if !found {
+				merged.Topics = append(merged.Topics, t)
+			}
+		}
+	}
+	return merged, nil
 }
 
 // eventually polls cond until it holds, failing the test after a generous

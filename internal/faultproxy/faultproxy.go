@@ -14,6 +14,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -23,6 +24,9 @@ import (
 	"os"
 	"sync"
 	"syscall"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/produce"
 )
 
 // Action is what the proxy does with one request.
@@ -96,6 +100,12 @@ type Stats struct {
 	// requests the broker may have acted on while the client saw a
 	// failure: for a Produce, each may put its batch twice in the log.
 	Unanswered map[int16]int
+	// UnansweredBatches counts the partition batches carried by the
+	// unanswered Produce requests. A Produce request carries a batch for
+	// each of its partitions, and each of them may be in the log twice
+	// once retried: this, not the number of requests, bounds the runs of
+	// duplicates a client without idempotence may cause.
+	UnansweredBatches int
 }
 
 // Proxy routes a client's connections. The zero value is not usable; call
@@ -187,7 +197,7 @@ func (p *Proxy) Dial(ctx context.Context, network, address string) (net.Conn, er
 	}
 	p.nconn++
 	p.stats.Dials++
-	c := &conn{p: p, num: p.nconn, addr: address, client: server.(*net.TCPConn), broker: up, doomed: map[int32]doom{}, waiting: map[int32]int16{}, done: make(chan struct{})}
+	c := &conn{p: p, num: p.nconn, addr: address, client: server.(*net.TCPConn), broker: up, doomed: map[int32]doom{}, waiting: map[int32]unanswered{}, done: make(chan struct{})}
 	p.conns[c] = struct{}{}
 	p.wg.Add(2)
 	p.mu.Unlock()
@@ -260,12 +270,19 @@ type conn struct {
 	broker net.Conn
 
 	mu      sync.Mutex
-	doomed  map[int32]doom  // by correlation ID
-	waiting map[int32]int16 // forwarded, not answered: API key by correlation ID
+	doomed  map[int32]doom       // by correlation ID
+	waiting map[int32]unanswered // forwarded, not answered, by correlation ID
 	killed  bool
 
 	once sync.Once
 	done chan struct{}
+}
+
+// unanswered is a request forwarded and not answered yet: its API key and,
+// for a Produce, the number of partitions it carries.
+type unanswered struct {
+	key        int16
+	partitions int
 }
 
 // doom is an answer to drop: how to close, and the request's API key.
@@ -286,8 +303,9 @@ func (c *conn) kill(reset bool) {
 		c.mu.Unlock()
 		c.p.mu.Lock()
 		delete(c.p.conns, c)
-		for _, key := range waiting {
-			c.p.stats.Unanswered[key]++
+		for _, w := range waiting {
+			c.p.stats.Unanswered[w.key]++
+			c.p.stats.UnansweredBatches += w.partitions
 		}
 		c.p.mu.Unlock()
 		if reset {
@@ -343,7 +361,7 @@ func (c *conn) requests() {
 			// Counted as unanswered if the connection dies before the
 			// answer is through. Raw SASL tokens (no header) cannot be
 			// matched with their answers and are left out.
-			c.waiting[req.ID] = req.ApiKey
+			c.waiting[req.ID] = unanswered{key: req.ApiKey, partitions: producePartitions(req.ApiKey, frame)}
 		}
 		c.mu.Unlock()
 		if _, err := c.broker.Write(frame); err != nil {
@@ -386,6 +404,24 @@ func (c *conn) answers() {
 			return
 		}
 	}
+}
+
+// producePartitions is the number of partitions of a Produce request frame
+// (prefix included), 0 for any other request.
+func producePartitions(key int16, frame []byte) int {
+	if key != int16(protocol.Produce) {
+		return 0
+	}
+	_, _, _, msg, err := protocol.ReadRequest(bytes.NewReader(frame))
+	r, ok := msg.(*produce.Request)
+	if err != nil || !ok {
+		return 1 // undecodable: count the request as one batch at least
+	}
+	n := 0
+	for _, t := range r.Topics {
+		n += len(t.Partitions)
+	}
+	return n
 }
 
 // readFrame reads one size-prefixed frame, prefix included.

@@ -341,7 +341,7 @@ func findProblems(l *ledger, logs map[int32][]logRecord, maxDupRuns int) (verdic
 		}
 	}
 	if v.dupRuns > maxDupRuns {
-		fail("%d runs of duplicates (%d records), but only %d produce answers were lost", v.dupRuns, v.dupRecords, maxDupRuns)
+		fail("%d runs of duplicates (%d records), but the lost produce answers carried only %d batches", v.dupRuns, v.dupRecords, maxDupRuns)
 	}
 	return v, problems
 }

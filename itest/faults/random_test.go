@@ -242,11 +242,13 @@ func runRandomRound(t *testing.T, cfg roundConfig) {
 
 	logs := readLog(t, addrs, topic)
 	s := p.Stats()
-	lost := s.Unanswered[keyProduce]
+	// Each batch of a lost produce answer may be in the log twice: a
+	// request carries a batch of each partition its broker leads.
+	lost := s.UnansweredBatches
 	v := check(t, l, logs, lost)
-	t.Logf("accepted %d (delivered %d), refused %d, failed %d; proxy %+v; kfake faults %v; %d leader moves; %d produce answers lost; %v",
+	t.Logf("accepted %d (delivered %d), refused %d, failed %d; proxy %+v; kfake faults %v; %d leader moves; %d produce answers lost carrying %d batches; %v",
 		l.count(delivered)+l.count(unknownOutcome)+l.count(failed), l.count(delivered), l.count(refused), l.count(failed),
-		s.Fired, kfakeKeys(&kfakeFired), moves, lost, v)
+		s.Fired, kfakeKeys(&kfakeFired), moves, s.Unanswered[keyProduce], lost, v)
 	if n := l.count(failed); n != 0 {
 		// Every fault here is transient, and strikes an attempt with a
 		// probability below one half: 30 attempts in a row fail with a

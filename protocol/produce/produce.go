@@ -3,6 +3,7 @@
 package produce
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/segmentio/kafka-go/protocol"
@@ -25,6 +26,10 @@ type Request struct {
 
 func (r *Request) ApiKey() protocol.ApiKey { return protocol.Produce }
 
+// ErrMismatchingLeaders is the error of a request whose partitions are not
+// all led by one broker, as far as the cluster's metadata says.
+var ErrMismatchingLeaders = errors.New("mismatching leaders")
+
 // Broker returns the leader of the request's partitions.
 func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
 	leader := protocol.Broker{ID: -1}
@@ -38,7 +43,7 @@ func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
 			case leader.ID < 0:
 				leader = b
 			case leader.ID != b.ID:
-				return protocol.Broker{ID: -1}, NewError(fmt.Errorf("mismatching leaders (%d!=%d)", b.ID, leader.ID))
+				return protocol.Broker{ID: -1}, NewError(fmt.Errorf("%w (%d!=%d)", ErrMismatchingLeaders, b.ID, leader.ID))
 			}
 		}
 	}

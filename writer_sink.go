@@ -1,0 +1,379 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go/protocol"
+	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
+)
+
+// A brokerSink sends the ready batches of all the partitions one broker
+// leads, together: one Produce request carries a batch of each partition
+// that has one ready (up to sinkRequestBytes), and at most sinkMaxInflight
+// requests are out at once. So the Writer's connections, goroutines and
+// requests follow its traffic and its brokers, not its partitions: a
+// partition costs a goroutine only while a Completion call of it runs.
+//
+// A partition enters its sink's ready list when it starts sending a batch
+// (partitionWriter.startSendingLocked) or when the batch is to be retried,
+// and leaves it when a request takes the batch; a partition has at most one
+// batch in the sink at a time, which keeps its order. The answer is
+// handled partition by partition (partitionWriter.attemptDone): success
+// and errors, retries with their backoff, metadata refresh after a leader
+// change, after which the partition goes to the sink of its new leader.
+//
+// There is no goroutine per sink: a request goroutine is started when a
+// partition becomes ready and fewer than sinkMaxInflight run, and it goes
+// on taking ready partitions until there are none. Partitions waiting for
+// their retry are woken by the sink's one timer.
+//
+// Lock order: a partition's mu, then the sink's mu (push is called with
+// pw.mu held); the sink never takes a partition's mu while holding its own.
+// The batch in pw.sending and pw.retryAt are written before push and read
+// by the sink, so they need no lock of their own.
+type brokerSink struct {
+	w      *Writer
+	leader int32 // -1: the leader is unknown; the transport routes the request
+
+	mu       sync.Mutex
+	ready    []*partitionWriter
+	inflight int  // request goroutines running
+	active   bool // the sink holds a count of w.inflight (work is pending)
+	timer    *time.Timer
+	timerAt  time.Time // when the timer fires; zero when not set
+}
+
+const (
+	// sinkMaxInflight bounds the Produce requests (and so the connections)
+	// a Writer has out to one broker.
+	sinkMaxInflight = 3
+	// sinkRequestBytes bounds the messages' bytes in one request; a
+	// single batch is never split (BatchBytes may be larger).
+	sinkRequestBytes = 1 << 20
+)
+
+// sinkFor returns the sink of key's leader, as the Writer's metadata
+// knows it.
+func (w *Writer) sinkFor(key topicPartition) *brokerSink {
+	st := w.state()
+	id := st.meta.leader(key)
+	st.sinksMu.Lock()
+	defer st.sinksMu.Unlock()
+	s := st.sinks[id]
+	if s == nil {
+		if st.sinks == nil {
+			st.sinks = make(map[int32]*brokerSink)
+		}
+		s = &brokerSink{w: w, leader: id}
+		st.sinks[id] = s
+	}
+	return s
+}
+
+// push hands pw, whose batch in sending is to be sent (at pw.retryAt when
+// set), to the sink.
+func (s *brokerSink) push(pw *partitionWriter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ready = append(s.ready, pw)
+	if !s.active {
+		// The sink holds a count of the Writer's inflight until it has
+		// nothing left, so Close waits for its batches. push is called by
+		// someone who holds a count (a WriteMessages call, Close, a
+		// request goroutine) or under the mutex of a partition with an
+		// open batch, which Close closes before it waits.
+		s.active = true
+		s.w.inflight.Add(1)
+	}
+	s.startLocked(time.Now())
+}
+
+// startLocked starts a request goroutine if one may run and a partition is
+// due, and otherwise sets the timer for the next retry.
+func (s *brokerSink) startLocked(now time.Time) {
+	if s.inflight >= sinkMaxInflight {
+		return
+	}
+	var next time.Time
+	for _, pw := range s.ready {
+		if !pw.retryAt.After(now) {
+			s.inflight++
+			go s.run()
+			return
+		}
+		if next.IsZero() || pw.retryAt.Before(next) {
+			next = pw.retryAt
+		}
+	}
+	if !next.IsZero() && s.inflight == 0 {
+		s.armLocked(next, now)
+	}
+}
+
+func (s *brokerSink) armLocked(at, now time.Time) {
+	if !s.timerAt.IsZero() && !s.timerAt.After(at) {
+		return // set for no later already
+	}
+	s.timerAt = at
+	if s.timer == nil {
+		s.timer = time.AfterFunc(at.Sub(now), s.wake)
+	} else {
+		s.timer.Reset(at.Sub(now))
+	}
+}
+
+// wake is the retry timer.
+func (s *brokerSink) wake() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timerAt = time.Time{}
+	s.startLocked(time.Now())
+}
+
+// run sends requests while partitions are ready.
+func (s *brokerSink) run() {
+	var parts []*partitionWriter
+	for {
+		parts = s.take(parts[:0])
+		if len(parts) == 0 {
+			return
+		}
+		s.send(parts)
+		clear(parts)
+	}
+}
+
+// take moves the partitions due now out of the ready list, in order, up to
+// a request's worth, and appends them to parts. When none is due, the
+// calling goroutine ends (and the sink goes idle when nothing is left).
+func (s *brokerSink) take(parts []*partitionWriter) []*partitionWriter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	var total int64
+	var next time.Time
+	kept := 0
+	for _, pw := range s.ready {
+		b := pw.sending
+		switch {
+		case pw.retryAt.After(now):
+			if next.IsZero() || pw.retryAt.Before(next) {
+				next = pw.retryAt
+			}
+		case len(parts) == 0 || total+b.bytes <= sinkRequestBytes:
+			parts = append(parts, pw)
+			total += b.bytes
+			continue
+		}
+		s.ready[kept] = pw
+		kept++
+	}
+	clear(s.ready[kept:])
+	s.ready = s.ready[:kept]
+	if len(parts) > 0 {
+		return parts
+	}
+	s.inflight--
+	if !next.IsZero() {
+		s.armLocked(next, now)
+	}
+	if s.inflight == 0 && len(s.ready) == 0 {
+		s.active = false
+		s.w.inflight.Done()
+	}
+	return parts
+}
+
+// send makes one attempt of the batches of parts in one Produce request and
+// hands each partition its outcome.
+func (s *brokerSink) send(parts []*partitionWriter) {
+	w := s.w
+	timeout := w.writeTimeout()
+	req := &produceAPI.Request{
+		Acks: int16(w.requiredAcks()),
+		// Half of our own deadline, so that the broker's answer to a
+		// timed-out request still reaches us before we give up on it.
+		Timeout: int32(timeout / 2 / time.Millisecond),
+	}
+	// errs holds the error of the partitions that could not be put in the
+	// request (no producer ID for an idempotent Writer).
+	errs := make([]error, len(parts))
+	var topicIndex map[string]int
+	sent := 0
+	for i, pw := range parts {
+		b := pw.sending
+		pw.attemptStarts(b)
+		records, err := pw.records(b)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		sent++
+		ti := -1
+		if topicIndex != nil {
+			if j, ok := topicIndex[pw.key.topic]; ok {
+				ti = j
+			}
+		} else {
+			for j := range req.Topics {
+				if req.Topics[j].Topic == pw.key.topic {
+					ti = j
+					break
+				}
+			}
+		}
+		if ti < 0 {
+			ti = len(req.Topics)
+			req.Topics = append(req.Topics, produceAPI.RequestTopic{Topic: pw.key.topic})
+			if topicIndex == nil && len(req.Topics) > 8 {
+				topicIndex = make(map[string]int, 16)
+				for j := range req.Topics {
+					topicIndex[req.Topics[j].Topic] = j
+				}
+			} else if topicIndex != nil {
+				topicIndex[pw.key.topic] = ti
+			}
+		}
+		t := &req.Topics[ti]
+		t.Partitions = append(t.Partitions, produceAPI.RequestPartition{
+			Partition: pw.key.partition,
+			RecordSet: protocol.RecordSet{
+				Attributes: protocol.Attributes(w.Compression) & 7,
+				Records:    records,
+			},
+		})
+	}
+
+	start := time.Now()
+	var res *produceAPI.Response
+	var reqErr error
+	if sent > 0 {
+		res, reqErr = s.roundTrip(req, timeout)
+	}
+
+	index := newResultIndex(res)
+	var refresh []string // topics whose leaders moved
+	for i, pw := range parts {
+		b := pw.sending
+		var pr *produceResult
+		err := errs[i]
+		switch {
+		case err != nil:
+		case reqErr != nil:
+			err = reqErr
+		default:
+			pr, err = index.result(pw.key)
+		}
+		if pw.attemptDone(b, pr, err, start) {
+			if leadershipChanged(err) || (pr != nil && leadershipChanged(pr.err)) {
+				refresh = appendTopic(refresh, pw.key.topic)
+			}
+			continue
+		}
+		parts[i] = nil // done with its batch: not retried
+	}
+
+	// The partitions to retry go to the sink of their leader, which may
+	// have moved: ask for the topics' metadata again first.
+	for _, topic := range refresh {
+		w.state().meta.invalidate(topic)
+		ctx, cancel := context.WithTimeout(context.Background(), w.readTimeout())
+		_, _ = w.partitions(ctx, topic) // a failure leaves the leader unknown, and the transport routes
+		cancel()
+	}
+	for _, pw := range parts {
+		if pw != nil {
+			w.sinkFor(pw.key).push(pw)
+		}
+	}
+}
+
+func appendTopic(topics []string, topic string) []string {
+	for _, t := range topics {
+		if t == topic {
+			return topics
+		}
+	}
+	return append(topics, topic)
+}
+
+// roundTrip sends req; with RequireNone the broker does not answer, and the
+// response is nil.
+func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration) (*produceAPI.Response, error) {
+	w := s.w
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
+	if err != nil {
+		return nil, err
+	}
+	if w.requiredAcks() == RequireNone {
+		return nil, nil
+	}
+	r, ok := m.(*produceAPI.Response)
+	if !ok {
+		return nil, fmt.Errorf("kafka.(*Writer): unexpected response of type %T to a produce request", m)
+	}
+	return r, nil
+}
+
+// resultIndex finds each partition's answer in a Produce response (nil
+// with RequireNone), with a map when the response is large.
+type resultIndex struct {
+	r     *produceAPI.Response
+	byKey map[topicPartition]*produceAPI.ResponsePartition
+}
+
+func newResultIndex(r *produceAPI.Response) resultIndex {
+	x := resultIndex{r: r}
+	if r == nil {
+		return x
+	}
+	n := 0
+	for i := range r.Topics {
+		n += len(r.Topics[i].Partitions)
+	}
+	if n > 8 {
+		x.byKey = make(map[topicPartition]*produceAPI.ResponsePartition, n)
+		for i := range r.Topics {
+			t := &r.Topics[i]
+			for j := range t.Partitions {
+				p := &t.Partitions[j]
+				x.byKey[topicPartition{topic: t.Topic, partition: p.Partition}] = p
+			}
+		}
+	}
+	return x
+}
+
+func (x resultIndex) result(key topicPartition) (*produceResult, error) {
+	r := x.r
+	if r == nil {
+		return nil, nil
+	}
+	p := x.byKey[key]
+	for i := 0; p == nil && x.byKey == nil && i < len(r.Topics); i++ {
+		t := &r.Topics[i]
+		if t.Topic != key.topic {
+			continue
+		}
+		for j := range t.Partitions {
+			if t.Partitions[j].Partition == key.partition {
+				p = &t.Partitions[j]
+				break
+			}
+		}
+	}
+	if p == nil {
+		return nil, protocol.NewErrNoPartition(key.topic, key.partition)
+	}
+	return &produceResult{
+		err:           makeError(p.ErrorCode, p.ErrorMessage),
+		baseOffset:    p.BaseOffset,
+		logAppendTime: makeTime(p.LogAppendTime),
+		throttle:      makeDuration(r.ThrottleTimeMs),
+	}, nil
+}
