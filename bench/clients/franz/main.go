@@ -77,6 +77,13 @@ func (p *asyncProducer) Produce(ctx context.Context, value []byte) error {
 	return nil
 }
 
+// ProduceKeyed is Produce with a key, which the default partitioner
+// hashes.
+func (p *asyncProducer) ProduceKeyed(ctx context.Context, key, value []byte) error {
+	p.cl.Produce(ctx, &kgo.Record{Key: key, Value: value}, p.ack)
+	return nil
+}
+
 func (p *asyncProducer) Close() error {
 	err := p.cl.Flush(context.Background())
 	p.cl.Close()

@@ -84,8 +84,13 @@ func (Client) Async(cfg loadgen.Config, ack loadgen.Acker) (loadgen.AsyncProduce
 	w.BatchBytes = batchBytes
 	w.BatchTimeout = batchTimeout
 	p := &asyncProducer{w: w}
-	p.settings = fmt.Sprintf("Writer{Async, RequiredAcks 1, BatchSize %d, BatchBytes %d KiB, BatchTimeout %s, balancer RoundRobin (default)%s}",
-		batchSize, batchBytes>>10, batchTimeout, bounds)
+	balancer := "RoundRobin (default)"
+	if cfg.Keyed {
+		w.Balancer = &kafka.Hash{}
+		balancer = "Hash"
+	}
+	p.settings = fmt.Sprintf("Writer{Async, RequiredAcks 1, BatchSize %d, BatchBytes %d KiB, BatchTimeout %s, balancer %s%s}",
+		batchSize, batchBytes>>10, batchTimeout, balancer, bounds)
 	if cfg.Semaphore > 0 {
 		// The alternative to a bound inside the Writer: the application
 		// takes a slot per message and Completion gives it back.
@@ -110,6 +115,11 @@ type asyncProducer struct {
 }
 
 func (p *asyncProducer) Produce(ctx context.Context, value []byte) error {
+	return p.ProduceKeyed(ctx, nil, value)
+}
+
+// ProduceKeyed is Produce with a key, for the Hash balancer.
+func (p *asyncProducer) ProduceKeyed(ctx context.Context, key, value []byte) error {
 	if p.sem != nil {
 		select {
 		case p.sem <- struct{}{}:
@@ -117,7 +127,7 @@ func (p *asyncProducer) Produce(ctx context.Context, value []byte) error {
 			return ctx.Err()
 		}
 	}
-	err := p.w.WriteMessages(ctx, kafka.Message{Value: value})
+	err := p.w.WriteMessages(ctx, kafka.Message{Key: key, Value: value})
 	if err != nil && p.sem != nil {
 		<-p.sem
 	}
