@@ -85,6 +85,9 @@ func (Client) Async(cfg loadgen.Config, ack loadgen.Acker) (loadgen.AsyncProduce
 	w.BatchTimeout = batchTimeout
 	p := &asyncProducer{w: w}
 	balancer := "RoundRobin (default)"
+	if cfg.Topics > 1 {
+		w.Topic = "" // each message names its own
+	}
 	if cfg.Keyed {
 		w.Balancer = &kafka.Hash{}
 		balancer = "Hash"
@@ -115,11 +118,12 @@ type asyncProducer struct {
 }
 
 func (p *asyncProducer) Produce(ctx context.Context, value []byte) error {
-	return p.ProduceKeyed(ctx, nil, value)
+	return p.ProduceKeyed(ctx, "", nil, value)
 }
 
-// ProduceKeyed is Produce with a key, for the Hash balancer.
-func (p *asyncProducer) ProduceKeyed(ctx context.Context, key, value []byte) error {
+// ProduceKeyed is Produce with a key, for the Hash balancer, and a topic
+// of its own when the Writer has none.
+func (p *asyncProducer) ProduceKeyed(ctx context.Context, topic string, key, value []byte) error {
 	if p.sem != nil {
 		select {
 		case p.sem <- struct{}{}:
@@ -127,7 +131,7 @@ func (p *asyncProducer) ProduceKeyed(ctx context.Context, key, value []byte) err
 			return ctx.Err()
 		}
 	}
-	err := p.w.WriteMessages(ctx, kafka.Message{Key: key, Value: value})
+	err := p.w.WriteMessages(ctx, kafka.Message{Topic: topic, Key: key, Value: value})
 	if err != nil && p.sem != nil {
 		<-p.sem
 	}

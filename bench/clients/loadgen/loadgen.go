@@ -85,7 +85,14 @@ type Config struct {
 	// 10007, in turn), so that the client's key hash spreads them over
 	// every partition of the topic; the producer must be a KeyedProducer.
 	Keyed bool
+	// Topics, when above 1, spreads the throughput scenario's messages in
+	// turn over the topics Topic-0 .. Topic-(Topics-1) (TopicName), each of
+	// Partitions partitions; the producer must be a KeyedProducer.
+	Topics int
 }
+
+// TopicName is the name of topic i of a multi-topic run.
+func TopicName(base string, i int) string { return fmt.Sprintf("%s-%d", base, i) }
 
 // Acker receives the outcome of n asynchronously produced messages.
 type Acker func(n int, err error)
@@ -106,9 +113,10 @@ type AsyncProducer interface {
 	Settings() string
 }
 
-// KeyedProducer is an AsyncProducer that can give a message a key.
+// KeyedProducer is an AsyncProducer that can give a message a key and a
+// topic of its own (the configured topic when topic is empty).
 type KeyedProducer interface {
-	ProduceKeyed(ctx context.Context, key, value []byte) error
+	ProduceKeyed(ctx context.Context, topic string, key, value []byte) error
 }
 
 // SyncProducer writes one message and returns once the broker answered.
@@ -150,6 +158,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.IntVar(&cfg.CommitEvery, "commit-every", 1000, "consume-group-commit: messages between two synchronous commits")
 	fs.BoolVar(&cfg.KeepSamples, "keep-samples", false, "consumers: keep the heap series in the result")
 	fs.BoolVar(&cfg.Keyed, "keyed", false, "throughput: keyed messages, spread over the partitions by the client's key hash")
+	fs.IntVar(&cfg.Topics, "topics", 1, "throughput: messages in turn over this many topics, <topic>-0 ... (create-topic creates them)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -293,22 +302,37 @@ func runThroughput(ctx context.Context, cfg Config, c Client, res *Result) error
 	}
 	res.Settings = p.Settings()
 	produce := p.Produce
-	if cfg.Keyed {
+	if cfg.Keyed || cfg.Topics > 1 {
 		kp, ok := p.(KeyedProducer)
 		if !ok {
-			return fmt.Errorf("client %s cannot produce keyed messages", cfg.Client)
+			return fmt.Errorf("client %s cannot produce keyed messages or to several topics", cfg.Client)
 		}
-		keys := make([][]byte, 10007)
-		for i := range keys {
-			keys[i] = []byte(fmt.Sprintf("key-%d", i))
+		var keys [][]byte
+		if cfg.Keyed {
+			keys = make([][]byte, 10007)
+			for i := range keys {
+				keys[i] = []byte(fmt.Sprintf("key-%d", i))
+			}
+			res.Settings += ", keyed messages (10007 keys in turn)"
+		}
+		topics := []string{""}
+		if cfg.Topics > 1 {
+			topics = make([]string, cfg.Topics)
+			for i := range topics {
+				topics[i] = TopicName(cfg.Topic, i)
+			}
+			res.Settings += fmt.Sprintf(", messages in turn over %d topics", cfg.Topics)
 		}
 		n := 0
 		produce = func(ctx context.Context, value []byte) error {
-			k := keys[n%len(keys)]
+			var k []byte
+			if keys != nil {
+				k = keys[n%len(keys)]
+			}
+			t := topics[n%len(topics)]
 			n++
-			return kp.ProduceKeyed(ctx, k, value)
+			return kp.ProduceKeyed(ctx, t, k, value)
 		}
-		res.Settings += ", keyed messages (10007 keys in turn)"
 	}
 	vals := newValues(cfg.Size)
 	s := startSampler(cfg.SampleEvery, &cnt, false)

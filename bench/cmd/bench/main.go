@@ -87,7 +87,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.clients, "clients", strings.Join(caseNames(), ","), "client cases to run")
 	fs.StringVar(&o.scenarios, "scenarios", "check,throughput,slow,latency,consume",
 		"scenarios to run; consume stands for "+strings.Join(consumeModes, ", ")+", which can also be named alone; "+
-			"partitions (1 to 1000 partitions of one topic, keyed messages) writes docs/bench/partitions.md of its own")
+			"partitions (1 to 1000 partitions of one topic, keyed messages) and topics (1 to 1000 topics) write docs/bench/partitions.md and topics.md of their own")
 	fs.IntVar(&o.batches, "max-buffered-batches", 4, "MaxBufferedBatches of the bounded fork case (0: unset)")
 	fs.Int64Var(&o.bufBytes, "max-buffered-bytes", 16<<20, "MaxBufferedBytes of the bounded fork case (0: unset); also the semaphore case's budget")
 	fs.DurationVar(&o.slowDelay, "slow-delay", 100*time.Millisecond, "delay of every Produce in the slow scenario")
@@ -117,7 +117,7 @@ func parseFlags(args []string) (*options, error) {
 	}
 	for _, s := range splitList(o.scenarios) {
 		switch s {
-		case "check", "throughput", "slow", "latency", "consume", "partitions":
+		case "check", "throughput", "slow", "latency", "consume", "partitions", "topics":
 		case loadgen.ConsumePartition, loadgen.ConsumeGroupRead, loadgen.ConsumeGroupCommit:
 		default:
 			return nil, fmt.Errorf("unknown scenario %q", s)
@@ -415,13 +415,17 @@ func run(ctx context.Context, args []string) error {
 		return errors.New("the franz load generator, which creates the topics, did not build")
 	}
 
-	if contains(scen, "partitions") {
-		if err := b.runPartitions(ctx, selected); err != nil {
-			return err
+	spread := 0
+	for _, kind := range []spreadKind{spreadPartitionsKind, spreadTopicsKind} {
+		if contains(scen, kind.name) {
+			spread++
+			if err := b.runSpread(ctx, kind, selected); err != nil {
+				return err
+			}
 		}
-		if len(scen) == 1 {
-			return nil // results.md is for the other scenarios: leave it
-		}
+	}
+	if spread > 0 && spread == len(scen) {
+		return nil // results.md is for the other scenarios: leave it
 	}
 
 	var chk *report.Check
