@@ -123,10 +123,10 @@ type Writer struct {
 	// caller's own slices), and the error when the batch could not be
 	// written.
 	//
-	// The writer calls it from a goroutine of its own per partition, which
-	// runs while the partition has outcomes to report, beside the sending:
-	// one call at a time per partition, in the order the partition's
-	// batches were sent. Close waits for the calls, and so does a synchronous WriteMessages for the batches holding
+	// The writer calls it from goroutines of its own, beside the sending,
+	// started as the calls to make require (not one per partition): one
+	// call at a time per partition, in the order the partition's batches
+	// were sent; calls for different partitions may run at the same time. Close waits for the calls, and so does a synchronous WriteMessages for the batches holding
 	// its messages, which makes it safe to reuse the byte slices once
 	// WriteMessages has returned. Flush does not wait for them.
 	//
@@ -301,6 +301,8 @@ type writerState struct {
 	// completers are the goroutines running Completion beside the sinks;
 	// their WriteMessages calls never wait for space.
 	completers completers
+	// workers run the Completion calls (writer_completion.go).
+	workers completionWorkers
 	// linger keeps the BatchTimeout of the open batches (writer_linger.go).
 	linger lingerQueue
 	// sinks are the senders of the brokers, by leader ID (-1: unknown

@@ -631,3 +631,98 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
 }
+
+// TestWriterCompletionChainAcrossPartitions makes the Completion of each
+// partition's first batch write synchronously to the next partition, whose
+// batch is done only once its own Completion has returned: a chain of 20
+// Completion calls each waiting for the next. The Writer's completion
+// workers must not make a waiting call queue behind the calls that wait
+// for it.
+func TestWriterCompletionChainAcrossPartitions(t *testing.T) {
+	const partitions = 20
+	s := newStubBroker(map[string]int{"t": partitions})
+	var w *Writer
+	var mu sync.Mutex
+	var chained []string
+	w = &Writer{Addr: TCP("stub"), Topic: "t", Transport: s, Balancer: partitionByKey,
+		BatchSize: 1, RequiredAcks: RequireOne, MaxBufferedBatches: 1,
+		Completion: func(msgs []Message, err error) {
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			p := msgs[0].Partition
+			mu.Lock()
+			chained = append(chained, string(msgs[0].Value))
+			mu.Unlock()
+			if p+1 < partitions {
+				if err := w.WriteMessages(context.Background(), keyed(p+1, "chained")); err != nil {
+					t.Error(err)
+				}
+			}
+		}}
+	defer w.Close()
+	ctx := testContext(t)
+	done := make(chan error, 1)
+	go func() {
+		done <- w.WriteMessages(ctx, keyed(0, "chained"))
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the chain of Completion calls deadlocked")
+	}
+	for p := 0; p < partitions; p++ {
+		if got := len(s.records(topicPartition{topic: "t", partition: int32(p)})); got != 1 {
+			t.Errorf("partition %d holds %d records, want 1", p, got)
+		}
+	}
+	if len(chained) != partitions {
+		t.Errorf("%d Completion calls, want %d", len(chained), partitions)
+	}
+}
+
+// TestWriterCompletionWorkersNeverStrandAPartition hands two partitions'
+// outcomes to the completion workers at once, each Completion waiting for
+// the other's to start: the partition queued behind the first call must
+// get a worker of its own, although a worker was idle when it was queued.
+func TestWriterCompletionWorkersNeverStrandAPartition(t *testing.T) {
+	ctx := testContext(t)
+	var started sync.WaitGroup
+	started.Add(2)
+	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: newStubBroker(map[string]int{"t": 2}),
+		Completion: func(msgs []Message, err error) {
+			started.Done()
+			waited := make(chan struct{})
+			go func() { started.Wait(); close(waited) }()
+			select {
+			case <-waited:
+			case <-ctx.Done():
+				t.Error("a Completion call never started while another waited for it")
+			}
+		}}
+	defer w.Close()
+	var pws []*partitionWriter
+	for p := int32(0); p < 2; p++ {
+		pws = append(pws, w.partitionWriter(topicPartition{topic: "t", partition: p}))
+	}
+	var batches []*writeBatch
+	for _, pw := range pws {
+		b := &writeBatch{msgs: []Message{{Value: []byte("v")}}, done: make(chan struct{})}
+		batches = append(batches, b)
+		pw.completing.Add(1)
+		w.inflight.Add(1) // as a sink holds while it hands outcomes over
+		pw.complete(b)
+		w.inflight.Done()
+	}
+	for _, b := range batches {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			t.Fatal("a batch was never finished")
+		}
+	}
+}

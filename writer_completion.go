@@ -9,17 +9,17 @@ import (
 // The Completion side of the Writer: the goroutines that run Completion
 // beside the sinks, and how their own WriteMessages calls are recognized.
 
-// complete queues b, acknowledged or failed, for its Completion call. The
-// calls of a partition run on a goroutine started when its queue stops
-// being empty and gone when it is empty again: one at a time per
-// partition, in batch order, and no goroutine for a partition with nothing
-// to report. Completion does not run on the sink: a slow Completion would
-// stop the requests of every partition of the broker, and with them the
+// complete queues b, acknowledged or failed, for its Completion call.
+// Completion does not run on the sink: a slow Completion would stop the
+// requests of every partition of the broker, and with them the
 // acknowledgements that give budget back; a Completion calling Flush would
 // wait for batches that only the sink it blocks can send.
 //
-// Called by a sink, which holds a count of w.inflight, so that the Add
-// below never races with the Wait in Close.
+// The calls of a partition run one at a time, in batch order, on one of
+// the Writer's completion workers (completionWorkers), which takes the
+// partition when its queue stops being empty and runs its calls until the
+// queue is empty again. Called by a sink, which holds a count of
+// w.inflight, so that starting a worker never races with the Wait in Close.
 func (pw *partitionWriter) complete(b *writeBatch) {
 	c := pw.completions
 	c.mu.Lock()
@@ -28,21 +28,82 @@ func (pw *partitionWriter) complete(b *writeBatch) {
 	c.running = true
 	c.mu.Unlock()
 	if start {
-		pw.w.inflight.Add(1)
-		go pw.runCompletions()
+		pw.w.state().workers.schedule(pw)
 	}
 }
 
-// runCompletions runs the queued Completion calls of the partition until
-// the queue is empty. Its goroutine is registered as a completer so that
+// completionWorkers run the Completion calls of a Writer's partitions. A
+// worker takes a partition from ready and runs its calls until its queue
+// is empty, then takes the next; it ends when ready is empty. So the
+// goroutines follow the calls to make, not the partitions: a burst of
+// answers for 1000 partitions is run by a few workers.
+//
+// A Completion may block on another partition's Completion (a synchronous
+// WriteMessages to another partition waits for that batch's Completion to
+// return), so ready must never wait behind blocked calls: whenever ready
+// is not empty, some worker is idle (not inside a Completion call) and
+// will take it. schedule starts a worker when none is idle, and a worker
+// about to call Completion starts one when it was the last idle worker and
+// ready is not empty.
+type completionWorkers struct {
+	mu    sync.Mutex
+	ready []*partitionWriter
+	idle  int // workers started and not inside a Completion call
+}
+
+// schedule queues pw, whose completion queue just stopped being empty.
+func (cw *completionWorkers) schedule(pw *partitionWriter) {
+	cw.mu.Lock()
+	cw.ready = append(cw.ready, pw)
+	start := cw.startLocked(pw.w)
+	cw.mu.Unlock()
+	if start {
+		go cw.work(pw.w)
+	}
+}
+
+// startLocked counts a new worker in when ready has work that no idle
+// worker will take; the caller then starts it. The caller holds a count of
+// w.inflight (a sink or a worker), so the Add never races with Close.
+func (cw *completionWorkers) startLocked(w *Writer) bool {
+	if len(cw.ready) == 0 || cw.idle > 0 {
+		return false
+	}
+	cw.idle++
+	w.inflight.Add(1)
+	return true
+}
+
+// work is a worker. Its goroutine is registered as a completer so that
 // WriteMessages calls made from Completion are recognized (see
 // addOverdraftLocked).
-func (pw *partitionWriter) runCompletions() {
-	defer pw.w.inflight.Done()
-	st := pw.w.state()
+func (cw *completionWorkers) work(w *Writer) {
+	defer w.inflight.Done()
+	st := w.state()
 	id := goid.ID()
 	st.completers.add(id)
 	defer st.completers.remove(id)
+	for {
+		cw.mu.Lock()
+		if len(cw.ready) == 0 {
+			cw.idle--
+			cw.mu.Unlock()
+			return
+		}
+		pw := cw.ready[0]
+		cw.ready[0] = nil
+		cw.ready = cw.ready[1:]
+		if len(cw.ready) == 0 {
+			cw.ready = nil // let the array go
+		}
+		cw.mu.Unlock()
+		cw.run(pw)
+	}
+}
+
+// run makes pw's Completion calls until its queue is empty.
+func (cw *completionWorkers) run(pw *partitionWriter) {
+	w := pw.w
 	c := pw.completions
 	for {
 		c.mu.Lock()
@@ -53,13 +114,25 @@ func (pw *partitionWriter) runCompletions() {
 			return
 		}
 		c.mu.Unlock()
-		pw.w.Completion(b.msgs, b.err)
+
+		cw.mu.Lock()
+		cw.idle--
+		start := cw.startLocked(w)
+		cw.mu.Unlock()
+		if start {
+			go cw.work(w)
+		}
+		w.Completion(b.msgs, b.err)
+		cw.mu.Lock()
+		cw.idle++
+		cw.mu.Unlock()
+
 		pw.completing.Add(-1)
 		pw.mu.Lock()
 		partials := pw.finishLocked(b)
 		pw.mu.Unlock()
 		if partials {
-			pw.w.sendPartials()
+			w.sendPartials()
 		}
 	}
 }
@@ -111,5 +184,5 @@ func (c *completers) current() bool {
 type completionQueue struct {
 	mu      sync.Mutex
 	q       batchQueue
-	running bool // a goroutine is running the calls (runCompletions)
+	running bool // the partition is in a worker's hands (ready or running)
 }

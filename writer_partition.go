@@ -25,7 +25,7 @@ import (
 //	sending      handed to the leader's sink: waiting for a request, in
 //	             one, or waiting for its retry
 //	completions  acknowledged or failed, waiting for (or in) its Completion
-//	             call, which runs on a goroutine of its own
+//	             call, which runs on a completion worker
 //
 // cur, queue and sending are guarded by mu. Batches always enter at the back
 // and leave from the front, so order holds. The outcome of the batch in
@@ -471,9 +471,10 @@ func (pw *partitionWriter) close() {
 // finishLocked ends the life of b, once its outcome is known and its
 // Completion call (if any) has returned: it gives back b's slot and bytes,
 // and wakes the synchronous callers waiting for b. Whoever finishes a batch
-// (the sink without a Completion, the Completion goroutine with one) calls this, in the same hold of pw.mu that takes the batch out of
-// its place, so that a freed slot never lets a new batch in while the old
-// one still shows in a place. A batch is finished exactly once: a second
+// (the sink without a Completion, a completion worker with one) calls
+// this, in the same hold of pw.mu that takes the batch out of its place,
+// so that a freed slot never lets a new batch in while the old one still
+// shows in a place. A batch is finished exactly once: a second
 // call would give its budget back twice, and panics.
 //
 // It reports whether partial batches should be sent now (partialsWanted);

@@ -77,6 +77,13 @@ func (p *asyncProducer) Produce(ctx context.Context, value []byte) error {
 	return nil
 }
 
+// ProduceKeyed is Produce with a key, which the default partitioner
+// hashes, and a topic (the default one when empty).
+func (p *asyncProducer) ProduceKeyed(ctx context.Context, topic string, key, value []byte) error {
+	p.cl.Produce(ctx, &kgo.Record{Topic: topic, Key: key, Value: value}, p.ack)
+	return nil
+}
+
 func (p *asyncProducer) Close() error {
 	err := p.cl.Flush(context.Background())
 	p.cl.Close()
@@ -121,12 +128,21 @@ func (client) CreateTopic(ctx context.Context, cfg loadgen.Config) error {
 	}
 	defer cl.Close()
 
+	names := []string{cfg.Topic}
+	if cfg.Topics > 1 {
+		names = names[:0]
+		for i := 0; i < cfg.Topics; i++ {
+			names = append(names, loadgen.TopicName(cfg.Topic, i))
+		}
+	}
 	req := kmsg.NewPtrCreateTopicsRequest()
-	t := kmsg.NewCreateTopicsRequestTopic()
-	t.Topic = cfg.Topic
-	t.NumPartitions = int32(cfg.Partitions)
-	t.ReplicationFactor = 1
-	req.Topics = append(req.Topics, t)
+	for _, name := range names {
+		t := kmsg.NewCreateTopicsRequestTopic()
+		t.Topic = name
+		t.NumPartitions = int32(cfg.Partitions)
+		t.ReplicationFactor = 1
+		req.Topics = append(req.Topics, t)
+	}
 	req.TimeoutMillis = 10000
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
@@ -140,11 +156,13 @@ func (client) CreateTopic(ctx context.Context, cfg loadgen.Config) error {
 
 	for {
 		mreq := kmsg.NewPtrMetadataRequest()
-		mt := kmsg.NewMetadataRequestTopic()
-		mt.Topic = kmsg.StringPtr(cfg.Topic)
-		mreq.Topics = append(mreq.Topics, mt)
+		for _, name := range names {
+			mt := kmsg.NewMetadataRequestTopic()
+			mt.Topic = kmsg.StringPtr(name)
+			mreq.Topics = append(mreq.Topics, mt)
+		}
 		mresp, err := mreq.RequestWith(ctx, cl)
-		if err == nil && ready(mresp, cfg.Partitions) {
+		if err == nil && ready(mresp, len(names), cfg.Partitions) {
 			return nil
 		}
 		select {
@@ -155,13 +173,18 @@ func (client) CreateTopic(ctx context.Context, cfg loadgen.Config) error {
 	}
 }
 
-func ready(m *kmsg.MetadataResponse, partitions int) bool {
-	if len(m.Topics) != 1 || m.Topics[0].ErrorCode != 0 || len(m.Topics[0].Partitions) != partitions {
+func ready(m *kmsg.MetadataResponse, topics, partitions int) bool {
+	if len(m.Topics) != topics {
 		return false
 	}
-	for _, p := range m.Topics[0].Partitions {
-		if p.ErrorCode != 0 || p.Leader < 0 {
+	for _, t := range m.Topics {
+		if t.ErrorCode != 0 || len(t.Partitions) != partitions {
 			return false
+		}
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 || p.Leader < 0 {
+				return false
+			}
 		}
 	}
 	return true

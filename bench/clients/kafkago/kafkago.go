@@ -96,6 +96,13 @@ func (Client) Async(cfg loadgen.Config, ack loadgen.Acker) (loadgen.AsyncProduce
 		balancer = "Sticky"
 	}
 	p := &asyncProducer{w: w}
+	if cfg.Topics > 1 {
+		w.Topic = "" // each message names its own
+	}
+	if cfg.Keyed {
+		w.Balancer = &kafka.Hash{}
+		balancer = "Hash"
+	}
 	p.settings = fmt.Sprintf("Writer{Async, RequiredAcks 1, BatchSize %d, BatchBytes %d KiB, BatchTimeout %s, balancer %s%s}",
 		batchSize, batchBytes>>10, batchTimeout, balancer, bounds)
 	if cfg.Semaphore > 0 {
@@ -122,6 +129,12 @@ type asyncProducer struct {
 }
 
 func (p *asyncProducer) Produce(ctx context.Context, value []byte) error {
+	return p.ProduceKeyed(ctx, "", nil, value)
+}
+
+// ProduceKeyed is Produce with a key, for the Hash balancer, and a topic
+// of its own when the Writer has none.
+func (p *asyncProducer) ProduceKeyed(ctx context.Context, topic string, key, value []byte) error {
 	if p.sem != nil {
 		select {
 		case p.sem <- struct{}{}:
@@ -129,7 +142,7 @@ func (p *asyncProducer) Produce(ctx context.Context, value []byte) error {
 			return ctx.Err()
 		}
 	}
-	err := p.w.WriteMessages(ctx, kafka.Message{Value: value})
+	err := p.w.WriteMessages(ctx, kafka.Message{Topic: topic, Key: key, Value: value})
 	if err != nil && p.sem != nil {
 		<-p.sem
 	}

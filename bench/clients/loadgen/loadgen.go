@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -83,7 +84,18 @@ type Config struct {
 	// every partition in turn (set for the trickle of the rebalance phase,
 	// which every member must see), whatever the client's default.
 	RoundRobin bool
+	// Keyed gives every message of the throughput scenario a key (one of
+	// 10007, in turn), so that the client's key hash spreads them over
+	// every partition of the topic; the producer must be a KeyedProducer.
+	Keyed bool
+	// Topics, when above 1, spreads the throughput scenario's messages in
+	// turn over the topics Topic-0 .. Topic-(Topics-1) (TopicName), each of
+	// Partitions partitions; the producer must be a KeyedProducer.
+	Topics int
 }
+
+// TopicName is the name of topic i of a multi-topic run.
+func TopicName(base string, i int) string { return fmt.Sprintf("%s-%d", base, i) }
 
 // Acker receives the outcome of n asynchronously produced messages.
 type Acker func(n int, err error)
@@ -102,6 +114,12 @@ type AsyncProducer interface {
 	Produce(ctx context.Context, value []byte) error
 	Close() error
 	Settings() string
+}
+
+// KeyedProducer is an AsyncProducer that can give a message a key and a
+// topic of its own (the configured topic when topic is empty).
+type KeyedProducer interface {
+	ProduceKeyed(ctx context.Context, topic string, key, value []byte) error
 }
 
 // SyncProducer writes one message and returns once the broker answered.
@@ -143,6 +161,8 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.StringVar(&cfg.Group, "group", "", "consumer group of the group scenarios (default: the topic name + \"-group\")")
 	fs.IntVar(&cfg.CommitEvery, "commit-every", 1000, "consume-group-commit: messages between two synchronous commits")
 	fs.BoolVar(&cfg.KeepSamples, "keep-samples", false, "consumers: keep the heap series in the result")
+	fs.BoolVar(&cfg.Keyed, "keyed", false, "throughput: keyed messages, spread over the partitions by the client's key hash")
+	fs.IntVar(&cfg.Topics, "topics", 1, "throughput: messages in turn over this many topics, <topic>-0 ... (create-topic creates them)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -285,11 +305,44 @@ func runThroughput(ctx context.Context, cfg Config, c Client, res *Result) error
 		return err
 	}
 	res.Settings = p.Settings()
+	produce := p.Produce
+	if cfg.Keyed || cfg.Topics > 1 {
+		kp, ok := p.(KeyedProducer)
+		if !ok {
+			return fmt.Errorf("client %s cannot produce keyed messages or to several topics", cfg.Client)
+		}
+		var keys [][]byte
+		if cfg.Keyed {
+			keys = make([][]byte, 10007)
+			for i := range keys {
+				keys[i] = []byte(fmt.Sprintf("key-%d", i))
+			}
+			res.Settings += ", keyed messages (10007 keys in turn)"
+		}
+		topics := []string{""}
+		if cfg.Topics > 1 {
+			topics = make([]string, cfg.Topics)
+			for i := range topics {
+				topics[i] = TopicName(cfg.Topic, i)
+			}
+			res.Settings += fmt.Sprintf(", messages in turn over %d topics", cfg.Topics)
+		}
+		n := 0
+		produce = func(ctx context.Context, value []byte) error {
+			var k []byte
+			if keys != nil {
+				k = keys[n%len(keys)]
+			}
+			t := topics[n%len(topics)]
+			n++
+			return kp.ProduceKeyed(ctx, t, k, value)
+		}
+	}
 	vals := newValues(cfg.Size)
 	s := startSampler(cfg.SampleEvery, &cnt, false)
 	start := time.Now()
 	for i := 0; i < cfg.Messages; i++ {
-		if err := p.Produce(ctx, vals.next()); err != nil {
+		if err := produce(ctx, vals.next()); err != nil {
 			cnt.fail(0, fmt.Errorf("produce: %w", err))
 			break
 		}
@@ -434,6 +487,8 @@ type sampler struct {
 	series []Sample
 	peakH  uint64
 	peakB  int64
+	peakG  int
+	peakS  int
 }
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
@@ -450,9 +505,12 @@ func startSampler(every time.Duration, cnt *counters, keep bool) *sampler {
 		}
 		a := cnt.acked.Load()
 		b := cnt.buffered()
+		g, sk := runtime.NumGoroutine(), openSockets()
 		s.mu.Lock()
 		s.peakH = max(s.peakH, h)
 		s.peakB = max(s.peakB, b)
+		s.peakG = max(s.peakG, g)
+		s.peakS = max(s.peakS, sk)
 		if keep {
 			s.series = append(s.series, Sample{
 				TMs:       float64(time.Since(start).Microseconds()) / 1e3,
@@ -490,4 +548,23 @@ func (s *sampler) stop(res *Result) {
 	res.Samples = s.series
 	res.PeakHeapBytes = s.peakH
 	res.PeakBuffered = s.peakB
+	res.PeakGoroutines = s.peakG
+	res.PeakSockets = s.peakS
+}
+
+// openSockets counts the process's open sockets (Linux: the entries of
+// /proc/self/fd that are sockets; 0 elsewhere): its connections to the
+// brokers, since a load generator opens no other.
+func openSockets() int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(target, "socket:") {
+			n++
+		}
+	}
+	return n
 }

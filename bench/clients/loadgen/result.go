@@ -47,6 +47,10 @@ type Result struct {
 	Samples       []Sample `json:"samples,omitempty"`
 	PeakHeapBytes uint64   `json:"peak_heap_bytes"`
 	PeakBuffered  int64    `json:"peak_buffered"`
+	// PeakGoroutines and PeakSockets are the most goroutines and open
+	// sockets (connections) the sampler saw.
+	PeakGoroutines int `json:"peak_goroutines,omitempty"`
+	PeakSockets    int `json:"peak_sockets,omitempty"`
 }
 
 // Sample is one point of the heap series.

@@ -90,7 +90,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.slowBrokers, "slow-brokers", "", "with -external: brokers that delay every Produce (the slow scenario is skipped without)")
 	fs.StringVar(&o.clients, "clients", strings.Join(caseNames(), ","), "client cases to run")
 	fs.StringVar(&o.scenarios, "scenarios", "check,throughput,slow,latency,consume",
-		"scenarios to run; consume stands for "+strings.Join(consumeModes, ", ")+", which can also be named alone")
+		"scenarios to run; consume stands for "+strings.Join(consumeModes, ", ")+", which can also be named alone; "+
+			"partitions (1 to 1000 partitions of one topic, keyed messages) and topics (1 to 1000 topics) write docs/bench/partitions.md and topics.md of their own")
 	fs.IntVar(&o.batches, "max-buffered-batches", 4, "MaxBufferedBatches of the bounded fork case (0: unset)")
 	fs.Int64Var(&o.bufBytes, "max-buffered-bytes", 16<<20, "MaxBufferedBytes of the bounded fork case (0: unset); also the semaphore case's budget")
 	fs.DurationVar(&o.slowDelay, "slow-delay", 100*time.Millisecond, "delay of every Produce in the slow scenario")
@@ -120,7 +121,7 @@ func parseFlags(args []string) (*options, error) {
 	}
 	for _, s := range splitList(o.scenarios) {
 		switch s {
-		case "check", "throughput", "slow", "latency", "consume":
+		case "check", "throughput", "slow", "latency", "consume", "partitions", "topics":
 		case loadgen.ConsumePartition, loadgen.ConsumeGroupRead, loadgen.ConsumeGroupCommit:
 		default:
 			return nil, fmt.Errorf("unknown scenario %q", s)
@@ -428,6 +429,19 @@ func run(ctx context.Context, args []string) error {
 	}
 	if _, ok := b.bins.clients["franz"]; !ok {
 		return errors.New("the franz load generator, which creates the topics, did not build")
+	}
+
+	spread := 0
+	for _, kind := range []spreadKind{spreadPartitionsKind, spreadTopicsKind} {
+		if contains(scen, kind.name) {
+			spread++
+			if err := b.runSpread(ctx, kind, selected); err != nil {
+				return err
+			}
+		}
+	}
+	if spread > 0 && spread == len(scen) {
+		return nil // results.md is for the other scenarios: leave it
 	}
 
 	var chk *report.Check
