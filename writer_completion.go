@@ -28,6 +28,7 @@ func (pw *partitionWriter) complete() {
 		pw.completing.Add(-1)
 		pw.mu.Lock()
 		partials := pw.finishLocked(b)
+		pw.completedLocked(b.seq) // after the budget is back: Stats agrees once Flush returns
 		pw.mu.Unlock()
 		if partials {
 			pw.w.sendPartials()
