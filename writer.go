@@ -128,7 +128,8 @@ type Writer struct {
 	// call at a time per partition, in the order the partition's batches
 	// were sent; calls for different partitions may run at the same time. Close waits for the calls, and so does a synchronous WriteMessages for the batches holding
 	// its messages, which makes it safe to reuse the byte slices once
-	// WriteMessages has returned. Flush does not wait for them.
+	// WriteMessages has returned; so does Flush, unless it is called from
+	// Completion (see Flush).
 	//
 	// With a buffer limit, a batch keeps its place in the limits until its
 	// Completion call returns: a slow Completion slows WriteMessages down
@@ -141,8 +142,8 @@ type Writer struct {
 	// the exact bound). It may call Flush too. (A synchronous WriteMessages
 	// to the same partition, from Completion, still cannot work: it would
 	// wait for a Completion call queued behind the running one. Nor can a
-	// Completion that waits for another goroutine's WriteMessages on this
-	// Writer: only its own calls are recognized.)
+	// Completion that waits for another goroutine's WriteMessages or Flush
+	// on this Writer: only its own calls are recognized.)
 	//
 	// A panic in Completion is not recovered and ends the program.
 	Completion func(messages []Message, err error)
@@ -498,10 +499,17 @@ func (w *Writer) sendPartials() {
 
 // Flush sends the batches being filled now, without waiting for BatchSize,
 // BatchBytes or BatchTimeout, and returns once every message accepted by
-// WriteMessages before the call was acknowledged or failed (outcomes are
-// reported as usual, by WriteMessages in synchronous mode and by Completion).
-// It does not wait for Completion calls to return (Close does), so it may be
-// called from Completion.
+// WriteMessages before the call was acknowledged or failed and, with a
+// Completion, once the Completion calls reporting them have returned, as
+// the Java client's flush, franz-go's Flush and librdkafka's flush do. A
+// program that counts outcomes in Completion can read its counts once Flush
+// returns.
+//
+// Called from Completion, Flush returns once every message accepted before
+// the call was acknowledged or failed, without waiting for any Completion
+// call: its own is running, and the calls queued behind it, or another
+// partition's that calls Flush in turn, would wait for it.
+//
 // It returns ctx.Err() if ctx is done first (the batches are still sent),
 // and io.ErrClosedPipe on a closed Writer, whose Close has flushed
 // everything already.
@@ -517,11 +525,13 @@ func (w *Writer) Flush(ctx context.Context) error {
 	}
 	w.mu.Unlock()
 
-	// A partition sends its batches in order, so its last closed batch
-	// being acknowledged or failed means all of its earlier ones are.
+	// A partition sends its batches, and runs their Completion calls, in
+	// order, so its last closed batch being done means all of its earlier
+	// ones are.
+	untilCompleted := w.Completion == nil || !w.state().completers.current()
 	var pending []<-chan struct{}
 	for _, pw := range writers {
-		if done := pw.flush(); done != nil {
+		if done := pw.flush(untilCompleted); done != nil {
 			pending = append(pending, done)
 		}
 	}

@@ -130,6 +130,7 @@ func (cw *completionWorkers) run(pw *partitionWriter) {
 		pw.completing.Add(-1)
 		pw.mu.Lock()
 		partials := pw.finishLocked(b)
+		pw.completedLocked(b.seq) // after the budget is back: Stats agrees once Flush returns
 		pw.mu.Unlock()
 		if partials {
 			w.sendPartials()

@@ -72,10 +72,13 @@ type partitionWriter struct {
 	sending *writeBatch
 	closed  bool
 	// closedSeq numbers the batches in the order they were closed (1, 2,
-	// ...); ackedSeq is the number of the last one acknowledged or failed.
-	// flushes are the Flush calls waiting for ackedSeq to reach theirs.
-	closedSeq, ackedSeq uint64
-	flushes             []flushWaiter
+	// ...); ackedSeq is the number of the last one acknowledged or failed,
+	// completedSeq that of the last one whose Completion call returned
+	// (ackedSeq again without a Completion). flushes are the Flush calls
+	// waiting for ackedSeq to reach theirs, completeFlushes those waiting
+	// for completedSeq.
+	closedSeq, ackedSeq, completedSeq uint64
+	flushes, completeFlushes          []flushWaiter
 
 	// idem is the sequence state of an idempotent Writer (nil otherwise),
 	// used only by the sink holding the partition; see writer_idempotent.go.
@@ -87,7 +90,7 @@ type partitionWriter struct {
 }
 
 // flushWaiter is a Flush call waiting for batch number seq to be
-// acknowledged or failed.
+// acknowledged or failed, or for its Completion call to return.
 type flushWaiter struct {
 	seq  uint64
 	done chan struct{}
@@ -415,30 +418,54 @@ func (pw *partitionWriter) expire(b *writeBatch) {
 }
 
 // flush closes the batch being filled and returns a channel closed once
-// every batch closed so far is acknowledged or failed, or nil when they all
-// are already. It does not wait for Completion: a Flush called from
-// Completion would otherwise wait for itself.
-func (pw *partitionWriter) flush() <-chan struct{} {
+// every batch closed so far is acknowledged or failed and, when
+// untilCompleted, its Completion call has returned; or nil when that is so
+// already. (A Flush called from Completion asks for acknowledgements only:
+// it would otherwise wait for itself, or for another partition's
+// Completion that waits for it.)
+func (pw *partitionWriter) flush(untilCompleted bool) <-chan struct{} {
 	pw.mu.Lock()
 	defer pw.mu.Unlock()
 	if pw.cur != nil {
 		pw.closeCurrentLocked()
 	}
-	if pw.ackedSeq >= pw.closedSeq {
+	waiters, reached := &pw.flushes, pw.ackedSeq
+	if untilCompleted {
+		waiters, reached = &pw.completeFlushes, pw.completedSeq
+	}
+	if reached >= pw.closedSeq {
 		return nil
 	}
 	done := make(chan struct{})
-	pw.flushes = append(pw.flushes, flushWaiter{seq: pw.closedSeq, done: done})
+	*waiters = append(*waiters, flushWaiter{seq: pw.closedSeq, done: done})
 	return done
 }
 
 // ackedLocked records that batch number seq is acknowledged or failed
 // (batches are sent in order, so every earlier one is too), and releases
-// the Flush calls that waited for it.
+// the Flush calls that waited for it. Without a Completion, the batch is
+// then complete too.
 func (pw *partitionWriter) ackedLocked(seq uint64) {
 	pw.ackedSeq = seq
+	pw.flushes = releaseFlushes(pw.flushes, seq)
+	if pw.completions == nil {
+		pw.completedLocked(seq)
+	}
+}
+
+// completedLocked records that the Completion call of batch number seq
+// (and so of every earlier one) has returned, and releases the Flush calls
+// that waited for it.
+func (pw *partitionWriter) completedLocked(seq uint64) {
+	pw.completedSeq = seq
+	pw.completeFlushes = releaseFlushes(pw.completeFlushes, seq)
+}
+
+// releaseFlushes closes the waiters (in seq order) of the batches up to
+// seq and returns the rest.
+func releaseFlushes(flushes []flushWaiter, seq uint64) []flushWaiter {
 	n := 0
-	for _, f := range pw.flushes {
+	for _, f := range flushes {
 		if f.seq > seq {
 			break
 		}
@@ -446,10 +473,11 @@ func (pw *partitionWriter) ackedLocked(seq uint64) {
 		n++
 	}
 	if n > 0 {
-		k := copy(pw.flushes, pw.flushes[n:])
-		clear(pw.flushes[k:])
-		pw.flushes = pw.flushes[:k]
+		k := copy(flushes, flushes[n:])
+		clear(flushes[k:])
+		flushes = flushes[:k]
 	}
+	return flushes
 }
 
 // close stops accepting messages, wakes the callers waiting for a slot,

@@ -80,8 +80,9 @@ func run(ctx context.Context, brokers []string, topic string, n int) error {
 	s := w.Stats() // read before Flush, while messages may still be buffered
 
 	// Flush sends the partly filled batches now and waits for every
-	// buffered message to be acknowledged or to fail; Close then stops
-	// the writer and waits for the last Completion calls to return.
+	// buffered message to be acknowledged or to fail, and for the
+	// Completion calls reporting them to return; Close then stops the
+	// writer.
 	if err := w.Flush(ctx); err != nil {
 		w.Close()
 		return fmt.Errorf("flush: %w", err)
