@@ -1,3 +1,8 @@
+// This file is long (over 800 lines) because it holds the Writer's type,
+// its documented fields and every Writer method, as the issue that split
+// the send path asked: the partitions, sinks, admission and completion
+// each live in a writer_*.go file of their own.
+
 package kafka
 
 import (
