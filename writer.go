@@ -1,7 +1,7 @@
 // This file is long (over 800 lines) because it holds the Writer's type,
-// its documented fields and every Writer method, as the issue that split
-// the send path asked: the partitions, sinks, admission and completion
-// each live in a writer_*.go file of their own.
+// its documented fields and every Writer method, so that the Writer's API
+// reads in one place; the machinery (partitions, sinks, admission,
+// completion, metadata) lives in writer_*.go files of one concern each.
 
 package kafka
 
