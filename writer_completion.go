@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"sync"
+	"time"
 
 	"github.com/segmentio/kafka-go/internal/goid"
 )
@@ -40,38 +41,88 @@ func (pw *partitionWriter) complete(b *writeBatch) {
 //
 // A Completion may block on another partition's Completion (a synchronous
 // WriteMessages to another partition waits for that batch's Completion to
-// return), so ready must never wait behind blocked calls: whenever ready
-// is not empty, some worker is idle (not inside a Completion call) and
-// will take it. schedule starts a worker when none is idle, and a worker
-// about to call Completion starts one when it was the last idle worker and
-// ready is not empty.
+// return), so ready must never wait for good behind blocked calls. While
+// ready is not empty and every worker is inside a Completion call, the
+// Writer's one watchdog timer is armed; when it fires and no call has
+// returned since it was armed, it starts one more worker (and is armed
+// again if that is still the state). Workers that keep returning from
+// their calls are left to drain ready themselves: a loaded machine, where
+// a worker is often descheduled inside a call, does not start a worker
+// per partition. A chain of Completion calls that each wait for another
+// costs completionStall per link.
+//
+// ready is never left without a worker: schedule starts one when there is
+// none, and a worker ends only when ready is empty. So a worker that holds
+// a count of w.inflight exists whenever the watchdog starts another, and
+// its Add never races with the Wait in Close.
 type completionWorkers struct {
-	mu    sync.Mutex
-	ready []*partitionWriter
-	idle  int // workers started and not inside a Completion call
+	mu      sync.Mutex
+	ready   []*partitionWriter
+	workers int    // workers started and not ended
+	idle    int    // of which not inside a Completion call
+	returns uint64 // Completion calls returned so far
+	armed   bool   // the watchdog is set
+	armedAt uint64 // returns when it was set
+	timer   *time.Timer
 }
+
+// completionStall is how long queued partitions wait for a worker while
+// every worker is inside a Completion call that does not return.
+const completionStall = 5 * time.Millisecond
 
 // schedule queues pw, whose completion queue just stopped being empty.
 func (cw *completionWorkers) schedule(pw *partitionWriter) {
 	cw.mu.Lock()
 	cw.ready = append(cw.ready, pw)
-	start := cw.startLocked(pw.w)
+	start := cw.workers == 0
+	if start {
+		cw.addLocked(pw.w)
+	} else {
+		cw.watchLocked(pw.w)
+	}
 	cw.mu.Unlock()
 	if start {
 		go cw.work(pw.w)
 	}
 }
 
-// startLocked counts a new worker in when ready has work that no idle
-// worker will take; the caller then starts it. The caller holds a count of
-// w.inflight (a sink or a worker), so the Add never races with Close.
-func (cw *completionWorkers) startLocked(w *Writer) bool {
-	if len(cw.ready) == 0 || cw.idle > 0 {
-		return false
-	}
+// addLocked counts a new worker in; the caller then starts it. The caller
+// holds a count of w.inflight (a sink, a worker) or there is a worker that
+// does (the watchdog), so the Add never races with Close.
+func (cw *completionWorkers) addLocked(w *Writer) {
+	cw.workers++
 	cw.idle++
 	w.inflight.Add(1)
-	return true
+}
+
+// watchLocked arms the watchdog when ready waits and no worker is idle.
+func (cw *completionWorkers) watchLocked(w *Writer) {
+	if cw.armed || len(cw.ready) == 0 || cw.idle > 0 {
+		return
+	}
+	cw.armed, cw.armedAt = true, cw.returns
+	if cw.timer == nil {
+		cw.timer = time.AfterFunc(completionStall, func() { cw.stalled(w) })
+	} else {
+		cw.timer.Reset(completionStall)
+	}
+}
+
+// stalled is the watchdog: one more worker when no call returned since it
+// was armed and ready still waits for an idle worker.
+func (cw *completionWorkers) stalled(w *Writer) {
+	cw.mu.Lock()
+	cw.armed = false
+	start := len(cw.ready) > 0 && cw.idle == 0 && cw.returns == cw.armedAt
+	if start {
+		cw.addLocked(w)
+	} else {
+		cw.watchLocked(w)
+	}
+	cw.mu.Unlock()
+	if start {
+		go cw.work(w)
+	}
 }
 
 // work is a worker. Its goroutine is registered as a completer so that
@@ -87,6 +138,7 @@ func (cw *completionWorkers) work(w *Writer) {
 		cw.mu.Lock()
 		if len(cw.ready) == 0 {
 			cw.idle--
+			cw.workers--
 			cw.mu.Unlock()
 			return
 		}
@@ -117,14 +169,12 @@ func (cw *completionWorkers) run(pw *partitionWriter) {
 
 		cw.mu.Lock()
 		cw.idle--
-		start := cw.startLocked(w)
+		cw.watchLocked(w)
 		cw.mu.Unlock()
-		if start {
-			go cw.work(w)
-		}
 		w.Completion(b.msgs, b.err)
 		cw.mu.Lock()
 		cw.idle++
+		cw.returns++
 		cw.mu.Unlock()
 
 		pw.completing.Add(-1)
