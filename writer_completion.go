@@ -46,10 +46,13 @@ func (pw *partitionWriter) complete(b *writeBatch) {
 // Writer's one watchdog timer is armed; when it fires and no call has
 // returned since it was armed, it starts one more worker (and is armed
 // again if that is still the state). Workers that keep returning from
-// their calls are left to drain ready themselves: a loaded machine, where
-// a worker is often descheduled inside a call, does not start a worker
-// per partition. A chain of Completion calls that each wait for another
-// costs completionStall per link.
+// their calls are left to drain ready themselves. Each worker started
+// while no call returns doubles the wait before the next, up to
+// completionStallMax, and a returned call resets it: on a loaded machine,
+// where workers wait for a CPU inside their calls (and so does every new
+// one), the workers grow by a few a second instead of one per partition
+// queued, and a chain of Completion calls that each wait for another still
+// goes on, a link per completionStallMax at worst.
 //
 // ready is never left without a worker: schedule starts one when there is
 // none, and a worker ends only when ready is empty. So a worker that holds
@@ -63,12 +66,18 @@ type completionWorkers struct {
 	returns uint64 // Completion calls returned so far
 	armed   bool   // the watchdog is set
 	armedAt uint64 // returns when it was set
+	stall   time.Duration
 	timer   *time.Timer
 }
 
 // completionStall is how long queued partitions wait for a worker while
-// every worker is inside a Completion call that does not return.
-const completionStall = 5 * time.Millisecond
+// every worker is inside a Completion call that does not return; it
+// doubles while workers are started without any call returning, up to
+// completionStallMax.
+const (
+	completionStall    = 5 * time.Millisecond
+	completionStallMax = 100 * time.Millisecond
+)
 
 // schedule queues pw, whose completion queue just stopped being empty.
 func (cw *completionWorkers) schedule(pw *partitionWriter) {
@@ -101,10 +110,13 @@ func (cw *completionWorkers) watchLocked(w *Writer) {
 		return
 	}
 	cw.armed, cw.armedAt = true, cw.returns
+	if cw.stall == 0 {
+		cw.stall = completionStall
+	}
 	if cw.timer == nil {
-		cw.timer = time.AfterFunc(completionStall, func() { cw.stalled(w) })
+		cw.timer = time.AfterFunc(cw.stall, func() { cw.stalled(w) })
 	} else {
-		cw.timer.Reset(completionStall)
+		cw.timer.Reset(cw.stall)
 	}
 }
 
@@ -115,8 +127,12 @@ func (cw *completionWorkers) stalled(w *Writer) {
 	cw.armed = false
 	start := len(cw.ready) > 0 && cw.idle == 0 && cw.returns == cw.armedAt
 	if start {
+		cw.stall = min(2*cw.stall, completionStallMax)
 		cw.addLocked(w)
 	} else {
+		if cw.returns != cw.armedAt {
+			cw.stall = completionStall
+		}
 		cw.watchLocked(w)
 	}
 	cw.mu.Unlock()
