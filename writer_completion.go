@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"sync"
+	"time"
 
 	"github.com/segmentio/kafka-go/internal/goid"
 )
@@ -40,38 +41,104 @@ func (pw *partitionWriter) complete(b *writeBatch) {
 //
 // A Completion may block on another partition's Completion (a synchronous
 // WriteMessages to another partition waits for that batch's Completion to
-// return), so ready must never wait behind blocked calls: whenever ready
-// is not empty, some worker is idle (not inside a Completion call) and
-// will take it. schedule starts a worker when none is idle, and a worker
-// about to call Completion starts one when it was the last idle worker and
-// ready is not empty.
+// return), so ready must never wait for good behind blocked calls. While
+// ready is not empty and every worker is inside a Completion call, the
+// Writer's one watchdog timer is armed; when it fires and no call has
+// returned since it was armed, it starts one more worker (and is armed
+// again if that is still the state). Workers that keep returning from
+// their calls are left to drain ready themselves. Each worker started
+// while no call returns doubles the wait before the next, up to
+// completionStallMax, and a returned call resets it: on a loaded machine,
+// where workers wait for a CPU inside their calls (and so does every new
+// one), the workers grow by a few a second instead of one per partition
+// queued, and a chain of Completion calls that each wait for another still
+// goes on, a link per completionStallMax at worst.
+//
+// ready is never left without a worker: schedule starts one when there is
+// none, and a worker ends only when ready is empty. So a worker that holds
+// a count of w.inflight exists whenever the watchdog starts another, and
+// its Add never races with the Wait in Close.
 type completionWorkers struct {
-	mu    sync.Mutex
-	ready []*partitionWriter
-	idle  int // workers started and not inside a Completion call
+	mu      sync.Mutex
+	ready   []*partitionWriter
+	workers int    // workers started and not ended
+	idle    int    // of which not inside a Completion call
+	returns uint64 // Completion calls returned so far
+	armed   bool   // the watchdog is set
+	armedAt uint64 // returns when it was set
+	stall   time.Duration
+	timer   *time.Timer
 }
+
+// completionStall is how long queued partitions wait for a worker while
+// every worker is inside a Completion call that does not return; it
+// doubles while workers are started without any call returning, up to
+// completionStallMax.
+const (
+	completionStall    = 5 * time.Millisecond
+	completionStallMax = 100 * time.Millisecond
+)
 
 // schedule queues pw, whose completion queue just stopped being empty.
 func (cw *completionWorkers) schedule(pw *partitionWriter) {
 	cw.mu.Lock()
 	cw.ready = append(cw.ready, pw)
-	start := cw.startLocked(pw.w)
+	start := cw.workers == 0
+	if start {
+		cw.addLocked(pw.w)
+	} else {
+		cw.watchLocked(pw.w)
+	}
 	cw.mu.Unlock()
 	if start {
 		go cw.work(pw.w)
 	}
 }
 
-// startLocked counts a new worker in when ready has work that no idle
-// worker will take; the caller then starts it. The caller holds a count of
-// w.inflight (a sink or a worker), so the Add never races with Close.
-func (cw *completionWorkers) startLocked(w *Writer) bool {
-	if len(cw.ready) == 0 || cw.idle > 0 {
-		return false
-	}
+// addLocked counts a new worker in; the caller then starts it. The caller
+// holds a count of w.inflight (a sink, a worker) or there is a worker that
+// does (the watchdog), so the Add never races with Close.
+func (cw *completionWorkers) addLocked(w *Writer) {
+	cw.workers++
 	cw.idle++
 	w.inflight.Add(1)
-	return true
+}
+
+// watchLocked arms the watchdog when ready waits and no worker is idle.
+func (cw *completionWorkers) watchLocked(w *Writer) {
+	if cw.armed || len(cw.ready) == 0 || cw.idle > 0 {
+		return
+	}
+	cw.armed, cw.armedAt = true, cw.returns
+	if cw.stall == 0 {
+		cw.stall = completionStall
+	}
+	if cw.timer == nil {
+		cw.timer = time.AfterFunc(cw.stall, func() { cw.stalled(w) })
+	} else {
+		cw.timer.Reset(cw.stall)
+	}
+}
+
+// stalled is the watchdog: one more worker when no call returned since it
+// was armed and ready still waits for an idle worker.
+func (cw *completionWorkers) stalled(w *Writer) {
+	cw.mu.Lock()
+	cw.armed = false
+	start := len(cw.ready) > 0 && cw.idle == 0 && cw.returns == cw.armedAt
+	if start {
+		cw.stall = min(2*cw.stall, completionStallMax)
+		cw.addLocked(w)
+	} else {
+		if cw.returns != cw.armedAt {
+			cw.stall = completionStall
+		}
+		cw.watchLocked(w)
+	}
+	cw.mu.Unlock()
+	if start {
+		go cw.work(w)
+	}
 }
 
 // work is a worker. Its goroutine is registered as a completer so that
@@ -87,6 +154,7 @@ func (cw *completionWorkers) work(w *Writer) {
 		cw.mu.Lock()
 		if len(cw.ready) == 0 {
 			cw.idle--
+			cw.workers--
 			cw.mu.Unlock()
 			return
 		}
@@ -117,14 +185,12 @@ func (cw *completionWorkers) run(pw *partitionWriter) {
 
 		cw.mu.Lock()
 		cw.idle--
-		start := cw.startLocked(w)
+		cw.watchLocked(w)
 		cw.mu.Unlock()
-		if start {
-			go cw.work(w)
-		}
 		w.Completion(b.msgs, b.err)
 		cw.mu.Lock()
 		cw.idle++
+		cw.returns++
 		cw.mu.Unlock()
 
 		pw.completing.Add(-1)
