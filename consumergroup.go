@@ -145,6 +145,12 @@ type ConsumerGroupConfig struct {
 	// transport, when set, is used instead of a transport of the group's own;
 	// a Reader shares its transport with its group this way.
 	transport RoundTripper
+
+	// keepsPartitions is set by a Reader, which goes on reading the
+	// partitions it keeps across generations of a cooperative balancer:
+	// a generation that revokes partitions is handed to it (the Reader
+	// ends it once they are given up) instead of being skipped.
+	keepsPartitions bool
 }
 
 // Validate checks the configuration and fills in the defaults of unset
@@ -299,6 +305,11 @@ type ConsumerGroup struct {
 	// are known to support static membership.
 	staticChecked bool
 
+	// owned and ownedGeneration (group goroutine only) are the partitions
+	// of the last cooperative generation, sent in the next subscription.
+	owned           map[string][]int32
+	ownedGeneration int32
+
 	closeOnce      sync.Once
 	wg             sync.WaitGroup
 	done           chan struct{}
@@ -386,8 +397,10 @@ func (cg *ConsumerGroup) run() {
 			return
 		case errors.Is(err, RebalanceInProgress):
 			// Rejoin at once with the same member ID: the coordinator holds
-			// the JoinGroup until the rebalance completes.
+			// the JoinGroup until the rebalance completes. The partitions
+			// owned stay owned.
 		default:
+			cg.owned = nil
 			// Start over as a new member after a pause, so that a broken
 			// cluster does not get a tight loop of requests.
 			cg.leaveGroup(memberID)
@@ -448,6 +461,22 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 		return memberID, err
 	}
 
+	cooperative := cg.isCooperative(join.ProtocolName)
+	var revoked map[string][]int32
+	if cooperative {
+		revoked = revokedPartitions(cg.owned, assigned)
+		cg.owned, cg.ownedGeneration = assigned, join.GenerationID
+		if len(revoked) > 0 && !cg.config.keepsPartitions {
+			// The functions of the previous generation have returned:
+			// the revoked partitions are given up already, and the
+			// follow-up rebalance can start at once.
+			cg.withLogger(func(l Logger) { l.Printf("group %s: gave up %v, rejoining", cg.config.ID, revoked) })
+			return memberID, nil
+		}
+	} else {
+		cg.owned = nil
+	}
+
 	offsets, err := cg.fetchOffsets(assigned)
 	if err != nil {
 		cg.withErrorLogger(func(l Logger) { l.Printf("failed to fetch offsets of group %s: %v", cg.config.ID, err) })
@@ -455,6 +484,7 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 	}
 
 	gen := cg.newGeneration(join.GenerationID, memberID, cg.makeAssignments(assigned, offsets))
+	gen.cooperative, gen.revoked = cooperative, revoked
 	gen.startWatchers()
 
 	// Hand the generation to Next, then wait for its end; Close ends it
@@ -537,7 +567,12 @@ func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response
 		if err != nil {
 			return memberID, nil, fmt.Errorf("unable to construct protocol metadata for member, %v: %w", b.ProtocolName(), err)
 		}
-		meta, err := encodeSubscription(cg.config.Topics, userData)
+		var meta []byte
+		if _, ok := b.(cooperativeBalancer); ok {
+			meta, err = encodeCooperativeSubscription(cg.config.Topics, cg.owned, cg.ownedGeneration)
+		} else {
+			meta, err = encodeSubscription(cg.config.Topics, userData)
+		}
 		if err != nil {
 			return memberID, nil, err
 		}
@@ -675,6 +710,28 @@ func (cg *ConsumerGroup) assignTopicPartitions(join *joingroup.Response) (GroupM
 	balancer, ok := findGroupBalancer(join.ProtocolName, cg.config.GroupBalancers)
 	if !ok {
 		return nil, fmt.Errorf("unable to find selected balancer, %v, for group, %v", join.ProtocolName, cg.config.ID)
+	}
+	if cb, ok := balancer.(cooperativeBalancer); ok {
+		members, err := cooperativeMembers(join)
+		if err != nil {
+			return nil, fmt.Errorf("unable to read metadata of a member: %w", err)
+		}
+		topics := map[string]bool{}
+		var list []string
+		for _, m := range members {
+			for _, t := range m.topics {
+				if !topics[t] {
+					topics[t] = true
+					list = append(list, t)
+				}
+			}
+		}
+		sort.Strings(list)
+		partitions, err := cg.readPartitions(list...)
+		if err != nil {
+			return nil, err
+		}
+		return cb.assignCooperative(members, partitions), nil
 	}
 	members := make([]GroupMember, 0, len(join.Members))
 	for _, m := range join.Members {
@@ -949,6 +1006,12 @@ type Generation struct {
 	instanceID      string
 	retentionMillis int64
 	log, logError   func(func(Logger))
+
+	// cooperative is set when the group's balancer lets members keep their
+	// partitions across generations; revoked are then the partitions of
+	// the previous generation that this one takes away.
+	cooperative bool
+	revoked     map[string][]int32
 }
 
 // generationContext is the context.Context given to the functions of

@@ -91,6 +91,7 @@ type Reader struct {
 	stopReaders context.CancelFunc // stops the partition readers of generation
 	offset      int64              // partition readers: next offset to return
 	lag         int64
+	coop        map[topicPartition]*coopReader // cooperative groups (reader_cooperative.go)
 }
 
 // ReaderConfig configures a Reader.
@@ -361,6 +362,7 @@ func NewReader(config ReaderConfig) *Reader {
 		ErrorLogger:            config.ErrorLogger,
 		GroupInstanceID:        config.GroupInstanceID,
 		transport:              transport,
+		keepsPartitions:        true,
 	}
 	cg, err := NewConsumerGroup(groupConfig)
 	if err != nil {
@@ -507,7 +509,7 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 		if !ok {
 			return Message{}, io.EOF
 		}
-		if item.version < gen {
+		if item.version < gen && !r.liveCooperative(item) {
 			// Queued by partition readers that were replaced since (by
 			// SetOffset or a rebalance): not what the program expects next.
 			continue
@@ -806,6 +808,11 @@ func (r *Reader) run(cg *ConsumerGroup) {
 			return
 		}
 		r.stats.rebalances.observe(1)
+		if gen.cooperative {
+			r.cooperativeGeneration(gen)
+			continue
+		}
+		r.stopCooperative()
 		r.subscribe(gen.Assignments)
 		gen.Start(func(ctx context.Context) { r.commitLoop(ctx, gen) })
 		gen.Start(func(ctx context.Context) {
@@ -845,6 +852,9 @@ func (r *Reader) nextGeneration(cg *ConsumerGroup) (*Generation, error) {
 			return nil, nil
 		}
 		r.stats.errors.observe(1)
+		if lostPartitions(err) {
+			r.stopCooperative()
+		}
 		var fatal *fatalGroupError
 		if errors.As(err, &fatal) {
 			break // the group logged it, and stopped
