@@ -143,7 +143,9 @@ type ReaderConfig struct {
 	ReadLagInterval time.Duration
 
 	// GroupBalancers are the partition assignment strategies offered to the
-	// group, in order of preference. Only with GroupID.
+	// group, in order of preference. Only with GroupID. With
+	// CooperativeStickyGroupBalancer (when the coordinator picks it), the
+	// Reader keeps reading the partitions it keeps across rebalances.
 	//
 	// Default: [Range, RoundRobin]
 	GroupBalancers []GroupBalancer
