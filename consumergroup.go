@@ -134,6 +134,12 @@ type ConsumerGroupConfig struct {
 	// transport, when set, is used instead of a transport of the group's own;
 	// a Reader shares its transport with its group this way.
 	transport RoundTripper
+
+	// keepsPartitions is set by a Reader, which goes on reading the
+	// partitions it keeps across generations of a cooperative balancer:
+	// a generation that revokes partitions is handed to it (the Reader
+	// ends it once they are given up) instead of being skipped.
+	keepsPartitions bool
 }
 
 // Validate checks the configuration and fills in the defaults of unset
@@ -288,6 +294,11 @@ type ConsumerGroup struct {
 	// are known to support static membership.
 	staticChecked bool
 
+	// owned and ownedGeneration (group goroutine only) are the partitions
+	// of the last cooperative generation, sent in the next subscription.
+	owned           map[string][]int32
+	ownedGeneration int32
+
 	closeOnce      sync.Once
 	wg             sync.WaitGroup
 	done           chan struct{}
@@ -375,8 +386,10 @@ func (cg *ConsumerGroup) run() {
 			return
 		case errors.Is(err, RebalanceInProgress):
 			// Rejoin at once with the same member ID: the coordinator holds
-			// the JoinGroup until the rebalance completes.
+			// the JoinGroup until the rebalance completes. The partitions
+			// owned stay owned.
 		default:
+			cg.owned = nil
 			// Start over as a new member after a pause, so that a broken
 			// cluster does not get a tight loop of requests.
 			cg.leaveGroup(memberID)
@@ -437,6 +450,22 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 		return memberID, err
 	}
 
+	cooperative := cg.isCooperative(join.ProtocolName)
+	var revoked map[string][]int32
+	if cooperative {
+		revoked = revokedPartitions(cg.owned, assigned)
+		cg.owned, cg.ownedGeneration = assigned, join.GenerationID
+		if len(revoked) > 0 && !cg.config.keepsPartitions {
+			// The functions of the previous generation have returned:
+			// the revoked partitions are given up already, and the
+			// follow-up rebalance can start at once.
+			cg.withLogger(func(l Logger) { l.Printf("group %s: gave up %v, rejoining", cg.config.ID, revoked) })
+			return memberID, nil
+		}
+	} else {
+		cg.owned = nil
+	}
+
 	offsets, err := cg.fetchOffsets(assigned)
 	if err != nil {
 		cg.withErrorLogger(func(l Logger) { l.Printf("failed to fetch offsets of group %s: %v", cg.config.ID, err) })
@@ -444,6 +473,7 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 	}
 
 	gen := cg.newGeneration(join.GenerationID, memberID, cg.makeAssignments(assigned, offsets))
+	gen.cooperative, gen.revoked = cooperative, revoked
 	gen.startWatchers()
 
 	// Hand the generation to Next, then wait for its end; Close ends it

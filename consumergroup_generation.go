@@ -52,6 +52,12 @@ type Generation struct {
 	instanceID      string
 	retentionMillis int64
 	log, logError   func(func(Logger))
+
+	// cooperative is set when the group's balancer lets members keep their
+	// partitions across generations; revoked are then the partitions of
+	// the previous generation that this one takes away.
+	cooperative bool
+	revoked     map[string][]int32
 }
 
 // generationContext is the context.Context given to the functions of

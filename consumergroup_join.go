@@ -47,7 +47,12 @@ func (cg *ConsumerGroup) joinGroup(memberID string) (string, *joingroup.Response
 		if err != nil {
 			return memberID, nil, fmt.Errorf("unable to construct protocol metadata for member, %v: %w", b.ProtocolName(), err)
 		}
-		meta, err := encodeSubscription(cg.config.Topics, userData)
+		var meta []byte
+		if _, ok := b.(cooperativeBalancer); ok {
+			meta, err = encodeCooperativeSubscription(cg.config.Topics, cg.owned, cg.ownedGeneration)
+		} else {
+			meta, err = encodeSubscription(cg.config.Topics, userData)
+		}
 		if err != nil {
 			return memberID, nil, err
 		}
@@ -185,6 +190,28 @@ func (cg *ConsumerGroup) assignTopicPartitions(join *joingroup.Response) (GroupM
 	balancer, ok := findGroupBalancer(join.ProtocolName, cg.config.GroupBalancers)
 	if !ok {
 		return nil, fmt.Errorf("unable to find selected balancer, %v, for group, %v", join.ProtocolName, cg.config.ID)
+	}
+	if cb, ok := balancer.(cooperativeBalancer); ok {
+		members, err := cooperativeMembers(join)
+		if err != nil {
+			return nil, fmt.Errorf("unable to read metadata of a member: %w", err)
+		}
+		topics := map[string]bool{}
+		var list []string
+		for _, m := range members {
+			for _, t := range m.topics {
+				if !topics[t] {
+					topics[t] = true
+					list = append(list, t)
+				}
+			}
+		}
+		sort.Strings(list)
+		partitions, err := cg.readPartitions(list...)
+		if err != nil {
+			return nil, err
+		}
+		return cb.assignCooperative(members, partitions), nil
 	}
 	members := make([]GroupMember, 0, len(join.Members))
 	for _, m := range join.Members {

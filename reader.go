@@ -91,6 +91,7 @@ type Reader struct {
 	stopReaders context.CancelFunc // stops the partition readers of generation
 	offset      int64              // partition readers: next offset to return
 	lag         int64
+	coop        map[topicPartition]*coopReader // cooperative groups (reader_cooperative.go)
 }
 
 // ReaderConfig configures a Reader.
@@ -142,7 +143,9 @@ type ReaderConfig struct {
 	ReadLagInterval time.Duration
 
 	// GroupBalancers are the partition assignment strategies offered to the
-	// group, in order of preference. Only with GroupID.
+	// group, in order of preference. Only with GroupID. With
+	// CooperativeStickyGroupBalancer (when the coordinator picks it), the
+	// Reader keeps reading the partitions it keeps across rebalances.
 	//
 	// Default: [Range, RoundRobin]
 	GroupBalancers []GroupBalancer
@@ -361,6 +364,7 @@ func NewReader(config ReaderConfig) *Reader {
 		ErrorLogger:            config.ErrorLogger,
 		GroupInstanceID:        config.GroupInstanceID,
 		transport:              transport,
+		keepsPartitions:        true,
 	}
 	cg, err := NewConsumerGroup(groupConfig)
 	if err != nil {
@@ -507,7 +511,7 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 		if !ok {
 			return Message{}, io.EOF
 		}
-		if item.version < gen {
+		if item.version < gen && !r.liveCooperative(item) {
 			// Queued by partition readers that were replaced since (by
 			// SetOffset or a rebalance): not what the program expects next.
 			continue

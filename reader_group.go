@@ -35,6 +35,11 @@ func (r *Reader) run(cg *ConsumerGroup) {
 			return
 		}
 		r.stats.rebalances.add(1)
+		if gen.cooperative {
+			r.cooperativeGeneration(gen)
+			continue
+		}
+		r.stopCooperative()
 		r.subscribe(gen.Assignments)
 		gen.Start(func(ctx context.Context) { r.commitLoop(ctx, gen) })
 		gen.Start(func(ctx context.Context) {
@@ -74,6 +79,9 @@ func (r *Reader) nextGeneration(cg *ConsumerGroup) (*Generation, error) {
 			return nil, nil
 		}
 		r.stats.errors.add(1)
+		if lostPartitions(err) {
+			r.stopCooperative()
+		}
 		var fatal *fatalGroupError
 		if errors.As(err, &fatal) {
 			break // the group logged it, and stopped

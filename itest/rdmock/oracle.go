@@ -326,9 +326,15 @@ type KcatMember struct {
 // subscription). Stop ends it.
 func KcatJoin(t testing.TB, bootstrap, group, topic string) *KcatMember {
 	t.Helper()
+	return KcatJoinWith(t, bootstrap, group, topic, "range,roundrobin")
+}
+
+// KcatJoinWith is KcatJoin with the given partition.assignment.strategy.
+func KcatJoinWith(t testing.TB, bootstrap, group, topic, strategy string) *KcatMember {
+	t.Helper()
 	m := &KcatMember{done: make(chan struct{})}
 	m.cmd = exec.Command(Kcat(t), "-b", bootstrap, "-G", group, "-J", "-u",
-		"-X", "auto.offset.reset=earliest", "-X", "partition.assignment.strategy=range,roundrobin",
+		"-X", "auto.offset.reset=earliest", "-X", "partition.assignment.strategy="+strategy,
 		"-X", "enable.auto.commit=false", "-d", "cgrp", topic)
 	stdout, err := m.cmd.StdoutPipe()
 	if err != nil {
