@@ -61,10 +61,13 @@ type Reader struct {
 	client        Client
 	dropTransport context.CancelFunc
 
-	// queue carries messages and errors from the partition readers to
-	// FetchMessage; its capacity is QueueCapacity. commitQueue carries
+	// queue carries batches of messages, and errors, from the partition
+	// readers to FetchMessage; it holds about QueueCapacity messages
+	// (readerQueueBatches). queued counts the messages in it. commitQueue carries
 	// CommitMessages calls to the commit loop of the current generation.
 	queue       chan readerMessage
+	queued      atomic.Int64
+	spare       chan []Message // emptied batches, for the partition readers to reuse
 	commitQueue chan commitRequest
 
 	// life ends on Close.
@@ -91,6 +94,14 @@ type Reader struct {
 	stopReaders context.CancelFunc // stops the partition readers of generation
 	offset      int64              // partition readers: next offset to return
 	lag         int64
+
+	// current[currentPos:] is the rest of the batch FetchMessage took from queue, of
+	// partition readers of version currentVersion with the high watermark
+	// currentWatermark: the next messages FetchMessage returns.
+	current          []Message
+	currentPos       int
+	currentVersion   int64
+	currentWatermark int64
 }
 
 // ReaderConfig configures a Reader.
@@ -318,7 +329,8 @@ func NewReader(config ReaderConfig) *Reader {
 
 	r := &Reader{
 		config:      config,
-		queue:       make(chan readerMessage, config.QueueCapacity),
+		queue:       make(chan readerMessage, readerQueueBatches(config.QueueCapacity)),
+		spare:       make(chan []Message, readerQueueBatches(config.QueueCapacity)+2),
 		commitQueue: make(chan commitRequest, config.QueueCapacity),
 		stopReaders: func() {},
 		offset:      FirstOffset,
@@ -463,15 +475,59 @@ func (r *Reader) ReadMessage(ctx context.Context) (Message, error) {
 	return msg, nil
 }
 
-// currentGeneration returns the generation of the partition readers,
-// starting those of a partition reader on first use.
-func (r *Reader) currentGeneration() int64 {
+// next returns the next message of the current batch, if there is one, or
+// else the generation of the partition readers, starting those of a
+// partition reader on first use.
+func (r *Reader) next() (msg Message, ok bool, gen int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.generation == 0 && !r.closed {
 		r.startReaders(r.partitionOffsets())
 	}
-	return r.generation
+	if r.currentPos == len(r.current) || r.currentVersion < r.generation {
+		r.dropCurrent()
+		return Message{}, false, r.generation
+	}
+	msg = r.current[r.currentPos]
+	r.current[r.currentPos] = Message{} // the batch must not keep what the program dropped
+	r.currentPos++
+	r.offset = msg.Offset + 1
+	r.lag = r.currentWatermark - r.offset
+	if r.currentPos == len(r.current) {
+		r.dropCurrent()
+	}
+	return msg, true, r.generation
+}
+
+// dropCurrent ends the current batch, handing its array back to the
+// partition readers when it is empty. The caller holds r.mu.
+func (r *Reader) dropCurrent() {
+	if r.current != nil && r.currentPos == len(r.current) {
+		select {
+		case r.spare <- r.current[:0]:
+		default:
+		}
+	}
+	r.current, r.currentPos = nil, 0
+}
+
+// take makes item, a batch of partition readers of version gen or later,
+// the current batch, unless the partition readers were replaced since.
+func (r *Reader) take(item readerMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if item.version < r.generation {
+		return
+	}
+	if r.currentPos == len(r.current) || r.currentVersion < item.version {
+		r.dropCurrent()
+		r.current = item.messages
+	} else {
+		// Another FetchMessage call took a batch meanwhile.
+		r.current = append(r.current[r.currentPos:], item.messages...)
+		r.currentPos = 0
+	}
+	r.currentVersion, r.currentWatermark = item.version, item.watermark
 }
 
 // FetchMessage returns the next message, waiting for one if needed, without
@@ -481,12 +537,15 @@ func (r *Reader) currentGeneration() int64 {
 func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 	r.activateReadLag()
 	for {
-		gen := r.currentGeneration()
+		msg, ok, gen := r.next()
+		if ok {
+			return msg, nil
+		}
 		var item readerMessage
-		var ok, got bool
+		var got bool
 		if ctx.Err() == nil {
-			// A queued message is taken without selecting over the group's
-			// errors and ctx too, which costs more per message.
+			// A queued batch is taken without selecting over the group's
+			// errors and ctx too, which costs more.
 			select {
 			case item, ok = <-r.queue:
 				got = true
@@ -507,6 +566,7 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 		if !ok {
 			return Message{}, io.EOF
 		}
+		r.queued.Add(-int64(len(item.messages)))
 		if item.version < gen {
 			// Queued by partition readers that were replaced since (by
 			// SetOffset or a rebalance): not what the program expects next.
@@ -520,13 +580,7 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 			}
 			return Message{}, item.error
 		}
-		r.mu.Lock()
-		if gen == r.generation {
-			r.offset = item.message.Offset + 1
-			r.lag = item.watermark - r.offset
-		}
-		r.mu.Unlock()
-		return item.message, nil
+		r.take(item)
 	}
 }
 
@@ -685,8 +739,8 @@ func (r *Reader) Stats() ReaderStats {
 		MinBytes:      int64(r.config.MinBytes),
 		MaxBytes:      int64(r.config.MaxBytes),
 		MaxWait:       r.config.MaxWait,
-		QueueLength:   int64(len(r.queue)),
-		QueueCapacity: int64(cap(r.queue)),
+		QueueLength:   r.queueLength(),
+		QueueCapacity: int64(r.config.QueueCapacity),
 		Topic:         r.config.Topic,
 		Partition:     st.partition,
 	}
@@ -701,6 +755,14 @@ func (r *Reader) Stats() ReaderStats {
 	s.Offset, s.Lag = st.offset.snapshot(), st.lag.snapshot()
 	s.DeprecatedFetchesWithTypo = s.Fetches
 	return s
+}
+
+// queueLength is the number of messages fetched and not returned yet.
+func (r *Reader) queueLength() int64 {
+	r.mu.Lock()
+	n := int64(len(r.current) - r.currentPos)
+	r.mu.Unlock()
+	return n + max(r.queued.Load(), 0)
 }
 
 // partitionOffsets is what a partition reader reads: its one partition,
@@ -770,6 +832,7 @@ func (r *Reader) startReaders(offsets map[topicPartition]int64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stopReaders = cancel
 	r.generation++
+	r.current, r.currentPos = nil, 0
 	for key, offset := range offsets {
 		pr := &partitionReader{reader: r, topic: key.topic, partition: int(key.partition), version: r.generation}
 		r.workers.Add(1)
