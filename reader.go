@@ -102,6 +102,15 @@ type Reader struct {
 	currentPos       int
 	currentVersion   int64
 	currentWatermark int64
+
+	// Group readers with CommitInterval: ReadMessage records what it
+	// returned of the current batch in currentRead (one store per
+	// message), moved to readCommits when the batch ends; the commit loop
+	// takes readCommits at each tick. This replaces a commit request per
+	// message.
+	currentRead    commit
+	currentHasRead bool
+	readCommits    offsetStash
 }
 
 // ReaderConfig configures a Reader.
@@ -462,6 +471,15 @@ func (r *Reader) Close() error {
 //
 // It returns io.EOF once the reader is closed.
 func (r *Reader) ReadMessage(ctx context.Context) (Message, error) {
+	if r.useConsumerGroup() && !r.syncCommits() && r.life.Err() == nil {
+		// Committed in the background: the commit loop takes what was
+		// returned at each tick, without a request per message.
+		msg, err := r.fetchMessage(ctx, true)
+		if err != nil {
+			return Message{}, fmt.Errorf("fetching message: %w", err)
+		}
+		return msg, nil
+	}
 	msg, err := r.FetchMessage(ctx)
 	switch {
 	case err != nil:
@@ -478,7 +496,7 @@ func (r *Reader) ReadMessage(ctx context.Context) (Message, error) {
 // next returns the next message of the current batch, if there is one, or
 // else the generation of the partition readers, starting those of a
 // partition reader on first use.
-func (r *Reader) next() (msg Message, ok bool, gen int64) {
+func (r *Reader) next(autoCommit bool) (msg Message, ok bool, gen int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.generation == 0 && !r.closed {
@@ -493,6 +511,9 @@ func (r *Reader) next() (msg Message, ok bool, gen int64) {
 	r.currentPos++
 	r.offset = msg.Offset + 1
 	r.lag = r.currentWatermark - r.offset
+	if autoCommit {
+		r.currentRead, r.currentHasRead = makeCommit(msg), true
+	}
 	if r.currentPos == len(r.current) {
 		r.dropCurrent()
 	}
@@ -502,6 +523,7 @@ func (r *Reader) next() (msg Message, ok bool, gen int64) {
 // dropCurrent ends the current batch, handing its array back to the
 // partition readers when it is empty. The caller holds r.mu.
 func (r *Reader) dropCurrent() {
+	r.stashRead()
 	if r.current != nil && r.currentPos == len(r.current) {
 		select {
 		case r.spare <- r.current[:0]:
@@ -509,6 +531,32 @@ func (r *Reader) dropCurrent() {
 		}
 	}
 	r.current, r.currentPos = nil, 0
+}
+
+// stashRead moves what ReadMessage returned of the current batch to the
+// offsets the commit loop commits. The caller holds r.mu.
+func (r *Reader) stashRead() {
+	if !r.currentHasRead {
+		return
+	}
+	if r.readCommits == nil {
+		r.readCommits = offsetStash{}
+	}
+	r.readCommits.merge([]commit{r.currentRead})
+	r.currentHasRead = false
+}
+
+// takeReadCommits adds what ReadMessage returned so far to pending.
+func (r *Reader) takeReadCommits(pending offsetStash) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stashRead()
+	for topic, parts := range r.readCommits {
+		for part, offset := range parts {
+			pending.merge([]commit{{topic: topic, partition: part, offset: offset}})
+		}
+	}
+	r.readCommits.reset()
 }
 
 // take makes item, a batch of partition readers of version gen or later,
@@ -535,9 +583,15 @@ func (r *Reader) take(item readerMessage) {
 //
 // It returns io.EOF once the reader is closed.
 func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
+	return r.fetchMessage(ctx, false)
+}
+
+// fetchMessage is FetchMessage; autoCommit records the message returned
+// for the commit loop (ReadMessage with CommitInterval).
+func (r *Reader) fetchMessage(ctx context.Context, autoCommit bool) (Message, error) {
 	r.activateReadLag()
 	for {
-		msg, ok, gen := r.next()
+		msg, ok, gen := r.next(autoCommit)
 		if ok {
 			return msg, nil
 		}
@@ -832,6 +886,7 @@ func (r *Reader) startReaders(offsets map[topicPartition]int64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stopReaders = cancel
 	r.generation++
+	r.stashRead()
 	r.current, r.currentPos = nil, 0
 	for key, offset := range offsets {
 		pr := &partitionReader{reader: r, topic: key.topic, partition: int(key.partition), version: r.generation}
@@ -1020,8 +1075,10 @@ func (r *Reader) commitLoop(ctx context.Context, gen *Generation) {
 				req.errch <- err
 			}
 		case <-tick:
+			r.takeReadCommits(pending)
 			flush()
 		case <-ctx.Done():
+			r.takeReadCommits(pending)
 			var waiting []chan<- error
 			for more := true; more; {
 				select {
