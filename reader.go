@@ -61,10 +61,13 @@ type Reader struct {
 	client        Client
 	dropTransport context.CancelFunc
 
-	// queue carries messages and errors from the partition readers to
-	// FetchMessage; its capacity is QueueCapacity. commitQueue carries
+	// queue carries batches of messages, and errors, from the partition
+	// readers to FetchMessage; it holds about QueueCapacity messages
+	// (readerQueueBatches). queued counts the messages in it. commitQueue carries
 	// CommitMessages calls to the commit loop of the current generation.
 	queue       chan readerMessage
+	queued      atomic.Int64
+	spare       chan []Message // emptied batches, for the partition readers to reuse
 	commitQueue chan commitRequest
 
 	// life ends on Close.
@@ -92,6 +95,23 @@ type Reader struct {
 	offset      int64              // partition readers: next offset to return
 	lag         int64
 	coop        map[topicPartition]*coopReader // cooperative groups (reader_cooperative.go)
+
+	// current[currentPos:] is the rest of the batch FetchMessage took from queue, of
+	// partition readers of version currentVersion with the high watermark
+	// currentWatermark: the next messages FetchMessage returns.
+	current          []Message
+	currentPos       int
+	currentVersion   int64
+	currentWatermark int64
+
+	// Group readers with CommitInterval: ReadMessage records what it
+	// returned of the current batch in currentRead (one store per
+	// message), moved to readCommits when the batch ends; the commit loop
+	// takes readCommits at each tick. This replaces a commit request per
+	// message.
+	currentRead    commit
+	currentHasRead bool
+	readCommits    offsetStash
 }
 
 // ReaderConfig configures a Reader.
@@ -321,7 +341,8 @@ func NewReader(config ReaderConfig) *Reader {
 
 	r := &Reader{
 		config:      config,
-		queue:       make(chan readerMessage, config.QueueCapacity),
+		queue:       make(chan readerMessage, readerQueueBatches(config.QueueCapacity)),
+		spare:       make(chan []Message, readerQueueBatches(config.QueueCapacity)+2),
 		commitQueue: make(chan commitRequest, config.QueueCapacity),
 		stopReaders: func() {},
 		offset:      FirstOffset,
@@ -454,6 +475,15 @@ func (r *Reader) Close() error {
 //
 // It returns io.EOF once the reader is closed.
 func (r *Reader) ReadMessage(ctx context.Context) (Message, error) {
+	if r.useConsumerGroup() && !r.syncCommits() && r.life.Err() == nil {
+		// Committed in the background: the commit loop takes what was
+		// returned at each tick, without a request per message.
+		msg, err := r.fetchMessage(ctx, true)
+		if err != nil {
+			return Message{}, fmt.Errorf("fetching message: %w", err)
+		}
+		return msg, nil
+	}
 	msg, err := r.FetchMessage(ctx)
 	switch {
 	case err != nil:
@@ -467,15 +497,106 @@ func (r *Reader) ReadMessage(ctx context.Context) (Message, error) {
 	return msg, nil
 }
 
-// currentGeneration returns the generation of the partition readers,
-// starting those of a partition reader on first use.
-func (r *Reader) currentGeneration() int64 {
+// next returns the next message of the current batch, if there is one, or
+// else the generation of the partition readers, starting those of a
+// partition reader on first use.
+func (r *Reader) next(autoCommit bool) (msg Message, ok bool, gen int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.generation == 0 && !r.closed {
 		r.startReaders(r.partitionOffsets())
 	}
-	return r.generation
+	if r.currentPos == len(r.current) || !r.liveLocked(r.currentVersion, r.current[r.currentPos]) {
+		r.dropCurrent()
+		return Message{}, false, r.generation
+	}
+	msg = r.current[r.currentPos]
+	r.current[r.currentPos] = Message{} // the batch must not keep what the program dropped
+	r.currentPos++
+	r.offset = msg.Offset + 1
+	r.lag = r.currentWatermark - r.offset
+	if autoCommit {
+		r.currentRead, r.currentHasRead = makeCommit(msg), true
+	}
+	if r.currentPos == len(r.current) {
+		r.dropCurrent()
+	}
+	return msg, true, r.generation
+}
+
+// dropCurrent ends the current batch, handing its array back to the
+// partition readers when it is empty. The caller holds r.mu.
+func (r *Reader) dropCurrent() {
+	r.stashRead()
+	if r.current != nil && r.currentPos == len(r.current) {
+		select {
+		case r.spare <- r.current[:0]:
+		default:
+		}
+	}
+	r.current, r.currentPos = nil, 0
+}
+
+// stashRead moves what ReadMessage returned of the current batch to the
+// offsets the commit loop commits. The caller holds r.mu.
+func (r *Reader) stashRead() {
+	if !r.currentHasRead {
+		return
+	}
+	if r.readCommits == nil {
+		r.readCommits = offsetStash{}
+	}
+	r.readCommits.merge([]commit{r.currentRead})
+	r.currentHasRead = false
+}
+
+// takeReadCommits adds what ReadMessage returned so far to pending.
+func (r *Reader) takeReadCommits(pending offsetStash) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stashRead()
+	for topic, parts := range r.readCommits {
+		for part, offset := range parts {
+			pending.merge([]commit{{topic: topic, partition: part, offset: offset}})
+		}
+	}
+	r.readCommits.reset()
+}
+
+// take makes item, a batch of partition readers of version gen or later,
+// the current batch, unless the partition readers were replaced since.
+func (r *Reader) take(item readerMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(item.messages) == 0 || !r.liveLocked(item.version, item.messages[0]) {
+		return
+	}
+	if r.currentPos == len(r.current) || !r.liveLocked(r.currentVersion, r.current[r.currentPos]) {
+		r.dropCurrent()
+		r.current = item.messages
+		r.currentVersion = item.version
+	} else {
+		// Another FetchMessage call took a batch meanwhile. In a
+		// cooperative group the two may come from partition readers of
+		// different versions, both still running; the newer version
+		// stands for both.
+		r.current = append(r.current[r.currentPos:], item.messages...)
+		r.currentPos = 0
+		r.currentVersion = max(r.currentVersion, item.version)
+	}
+	r.currentWatermark = item.watermark
+}
+
+// liveLocked tells whether messages of partition readers of version, such
+// as msg, are still to be returned: they are of the current generation, or
+// come from a partition reader a cooperative group kept running across
+// rebalances. The caller holds r.mu.
+func (r *Reader) liveLocked(version int64, msg Message) bool {
+	if version >= r.generation {
+		return true
+	}
+	c, ok := r.coop[topicPartition{topic: msg.Topic, partition: int32(msg.Partition)}]
+	return ok && c.version == version
 }
 
 // FetchMessage returns the next message, waiting for one if needed, without
@@ -483,14 +604,23 @@ func (r *Reader) currentGeneration() int64 {
 //
 // It returns io.EOF once the reader is closed.
 func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
+	return r.fetchMessage(ctx, false)
+}
+
+// fetchMessage is FetchMessage; autoCommit records the message returned
+// for the commit loop (ReadMessage with CommitInterval).
+func (r *Reader) fetchMessage(ctx context.Context, autoCommit bool) (Message, error) {
 	r.activateReadLag()
 	for {
-		gen := r.currentGeneration()
+		msg, ok, gen := r.next(autoCommit)
+		if ok {
+			return msg, nil
+		}
 		var item readerMessage
-		var ok, got bool
+		var got bool
 		if ctx.Err() == nil {
-			// A queued message is taken without selecting over the group's
-			// errors and ctx too, which costs more per message.
+			// A queued batch is taken without selecting over the group's
+			// errors and ctx too, which costs more.
 			select {
 			case item, ok = <-r.queue:
 				got = true
@@ -511,6 +641,7 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 		if !ok {
 			return Message{}, io.EOF
 		}
+		r.queued.Add(-int64(len(item.messages)))
 		if item.version < gen && !r.liveCooperative(item) {
 			// Queued by partition readers that were replaced since (by
 			// SetOffset or a rebalance): not what the program expects next.
@@ -524,13 +655,7 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 			}
 			return Message{}, item.error
 		}
-		r.mu.Lock()
-		if gen == r.generation {
-			r.offset = item.message.Offset + 1
-			r.lag = item.watermark - r.offset
-		}
-		r.mu.Unlock()
-		return item.message, nil
+		r.take(item)
 	}
 }
 
@@ -689,8 +814,8 @@ func (r *Reader) Stats() ReaderStats {
 		MinBytes:      int64(r.config.MinBytes),
 		MaxBytes:      int64(r.config.MaxBytes),
 		MaxWait:       r.config.MaxWait,
-		QueueLength:   int64(len(r.queue)),
-		QueueCapacity: int64(cap(r.queue)),
+		QueueLength:   r.queueLength(),
+		QueueCapacity: int64(r.config.QueueCapacity),
 		Topic:         r.config.Topic,
 		Partition:     st.partition,
 	}
@@ -705,6 +830,14 @@ func (r *Reader) Stats() ReaderStats {
 	s.Offset, s.Lag = st.offset.snapshot(), st.lag.snapshot()
 	s.DeprecatedFetchesWithTypo = s.Fetches
 	return s
+}
+
+// queueLength is the number of messages fetched and not returned yet.
+func (r *Reader) queueLength() int64 {
+	r.mu.Lock()
+	n := int64(len(r.current) - r.currentPos)
+	r.mu.Unlock()
+	return n + max(r.queued.Load(), 0)
 }
 
 // partitionOffsets is what a partition reader reads: its one partition,
@@ -774,6 +907,8 @@ func (r *Reader) startReaders(offsets map[topicPartition]int64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stopReaders = cancel
 	r.generation++
+	r.stashRead()
+	r.current, r.currentPos = nil, 0
 	for key, offset := range offsets {
 		pr := &partitionReader{reader: r, topic: key.topic, partition: int(key.partition), version: r.generation}
 		r.workers.Add(1)

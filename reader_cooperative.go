@@ -98,7 +98,8 @@ func (r *Reader) liveCooperative(item readerMessage) bool {
 		}
 		return false
 	}
-	c, ok := r.coop[topicPartition{topic: item.message.Topic, partition: int32(item.message.Partition)}]
+	m := item.messages[0]
+	c, ok := r.coop[topicPartition{topic: m.Topic, partition: int32(m.Partition)}]
 	return ok && c.version == item.version
 }
 

@@ -14,13 +14,30 @@ import (
 	"github.com/segmentio/kafka-go/protocol/metadata"
 )
 
-// readerMessage is what partition readers send to FetchMessage: a message
-// or an error, tagged with the version of the reader that produced it.
+// readerMessage is what partition readers send to FetchMessage: a batch of
+// messages of one partition, in order, or an error, tagged with the version
+// of the reader that produced it. Messages travel in batches so that the
+// hand-off between goroutines costs one channel operation per batch, not
+// per message.
 type readerMessage struct {
 	version   int64
-	message   Message
+	messages  []Message
 	watermark int64
 	error     error
+}
+
+// readerBatchSize is how many messages a partition reader gathers before
+// queuing them for a Reader of the given QueueCapacity: a quarter of it
+// (up to 64), so that the queue still holds about QueueCapacity messages
+// in a few batches.
+func readerBatchSize(queueCapacity int) int {
+	return min(max(queueCapacity/4, 1), 64)
+}
+
+// readerQueueBatches is the capacity, in batches, of the Reader's queue.
+func readerQueueBatches(queueCapacity int) int {
+	n := readerBatchSize(queueCapacity)
+	return (queueCapacity + n - 1) / n
 }
 
 // partitionReader fetches one partition and queues its messages on the
@@ -245,19 +262,45 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 	}
 
 	var count, size, hwm int64
-	send := func(msg Message) error {
-		n := int64(len(msg.Key) + len(msg.Value))
-		st.messages.add(1)
-		st.bytes.add(n)
-		if err := p.sendMessage(ctx, msg, hwm); err != nil {
+	// Messages are gathered in out and queued together: when out is full,
+	// at the end of each record batch (so that a response still arriving
+	// never holds back what was read), and before fetch returns.
+	limit := readerBatchSize(cfg.QueueCapacity)
+	var out []Message
+	var outBytes int64
+	flush := func() error {
+		if len(out) == 0 {
+			return nil
+		}
+		last := out[len(out)-1].Offset
+		st.messages.add(int64(len(out)))
+		st.bytes.add(outBytes)
+		batch := out
+		out, outBytes = nil, 0
+		if err := p.sendMessages(ctx, batch, hwm); err != nil {
 			return err
 		}
-		st.offset.observe(msg.Offset + 1)
-		st.lag.observe(hwm - (msg.Offset + 1))
-		count++
-		size += n
+		st.offset.observe(last + 1)
+		st.lag.observe(hwm - (last + 1))
 		return nil
 	}
+	send := func(msg Message) error {
+		if out == nil {
+			out = p.batchBuffer(limit)
+		}
+		n := int64(len(msg.Key) + len(msg.Value))
+		out = append(out, msg)
+		outBytes += n
+		count++
+		size += n
+		if len(out) == limit {
+			return flush()
+		}
+		return nil
+	}
+	// Whatever was gathered is queued before fetch returns, error or not:
+	// the next fetch starts after it.
+	defer flush()
 
 	// The request goes out on a connection leased for it, and the
 	// response is read off the socket here, partition by partition,
@@ -298,7 +341,7 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 			continue
 		}
 		hwm = part.HighWatermark
-		next, err = p.deliver(ctx, part, offset, records.Next, send)
+		next, err = p.deliver(ctx, part, offset, records.Next, send, flush)
 		next = max(next, offset)
 		batches = records.Batches()
 		st.readTime.observeSince(t1)
@@ -394,7 +437,9 @@ var errFetchNoProgress = errors.New("kafka: fetched batches all end before the f
 // ReadCommitted, records of aborted transactions are left out; control
 // records are never delivered; a batch read to its end moves the offset
 // past its last offset, even when compaction left nothing of its tail.
-func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponsePartition, offset int64, nextBatch func() (protocol.RecordReader, error), send func(Message) error) (int64, error) {
+//
+// flush is called at the end of each batch, before the next one is read.
+func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponsePartition, offset int64, nextBatch func() (protocol.RecordReader, error), send func(Message) error, flush func() error) (int64, error) {
 	cur := fetchcursor.New(offset, p.config().IsolationLevel == ReadCommitted, part.AbortedTransactions)
 	for {
 		b, err := nextBatch()
@@ -413,6 +458,9 @@ func (p *partitionReader) deliver(ctx context.Context, part *fetch.ResponseParti
 			return cur.Next(), err
 		}
 		cur.End(b)
+		if err := flush(); err != nil {
+			return cur.Next(), err
+		}
 		if ctx.Err() != nil {
 			return cur.Next(), ctx.Err()
 		}
@@ -519,20 +567,29 @@ func copyKeyValue(k, v []byte) (key, value []byte) {
 	return key, value
 }
 
-func (p *partitionReader) sendMessage(ctx context.Context, msg Message, watermark int64) error {
-	// Most sends find room: a one-case select is a plain channel send,
-	// without the cost of selecting over two channels per message.
+// sendMessages queues a batch of messages for FetchMessage.
+func (p *partitionReader) sendMessages(ctx context.Context, msgs []Message, watermark int64) error {
+	item := readerMessage{version: p.version, messages: msgs, watermark: watermark}
 	select {
-	case p.reader.queue <- readerMessage{version: p.version, message: msg, watermark: watermark}:
-		return nil
-	default:
-	}
-	select {
-	case p.reader.queue <- readerMessage{version: p.version, message: msg, watermark: watermark}:
+	case p.reader.queue <- item:
+		p.reader.queued.Add(int64(len(msgs)))
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// batchBuffer returns an empty slice for a batch of up to limit messages,
+// one that FetchMessage emptied if there is one.
+func (p *partitionReader) batchBuffer(limit int) []Message {
+	select {
+	case b := <-p.reader.spare:
+		if cap(b) >= limit {
+			return b
+		}
+	default:
+	}
+	return make([]Message, 0, limit)
 }
 
 func (p *partitionReader) sendError(ctx context.Context, err error) error {

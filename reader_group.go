@@ -194,8 +194,10 @@ func (r *Reader) commitLoop(ctx context.Context, gen *Generation) {
 				req.errch <- err
 			}
 		case <-tick:
+			r.takeReadCommits(pending)
 			flush()
 		case <-ctx.Done():
+			r.takeReadCommits(pending)
 			var waiting []chan<- error
 			for more := true; more; {
 				select {
