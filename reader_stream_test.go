@@ -276,15 +276,19 @@ func TestReaderStreamSlowProgram(t *testing.T) {
 		}
 		writeRaw(r, fetchFrameV11(r.ID, end, batches...)...)
 	})
+	// The timeout is long enough that the fake broker, which writes as
+	// the Reader reads (the response is larger than the socket buffers),
+	// is not mistaken for a slow one on a loaded machine; the program's
+	// pauses are longer still.
 	r := newStreamReader(t, sb, func(c *ReaderConfig) {
-		c.ReadBatchTimeout = 50 * time.Millisecond
+		c.ReadBatchTimeout = 250 * time.Millisecond
 		c.QueueCapacity = 1
 	})
 	var got []int64
 	for i := 0; i < end; i++ {
 		got = append(got, readOffsets(t, r, 1, 10*time.Second)...)
 		if i%300 == 0 {
-			time.Sleep(80 * time.Millisecond)
+			time.Sleep(350 * time.Millisecond)
 		}
 	}
 	if fmt.Sprint(got) != offsetRange(0, end) {
