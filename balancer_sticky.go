@@ -3,6 +3,7 @@ package kafka
 import (
 	"hash"
 	"math/rand/v2"
+	"slices"
 	"sync"
 )
 
@@ -95,7 +96,7 @@ func (s *Sticky) balance(topic string, msg Message, partitions []int, lim sticky
 		t = &stickyTopic{partition: -1}
 		s.topics[topic] = t
 	}
-	if t.partition < 0 || t.messages >= lim.messages || t.bytes >= lim.bytes || !containsInt(partitions, t.partition) {
+	if t.partition < 0 || t.messages >= lim.messages || t.bytes >= lim.bytes || !slices.Contains(partitions, t.partition) {
 		t.partition = pickPartition(partitions, t.partition, queued)
 		t.messages, t.bytes = 0, 0
 	}
@@ -111,7 +112,7 @@ func (s *Sticky) balance(topic string, msg Message, partitions []int, lim sticky
 // uniform.
 func pickPartition(partitions []int, current int, queued func(int) int) int {
 	n := len(partitions)
-	if n == 1 || !containsInt(partitions, current) {
+	if n == 1 || !slices.Contains(partitions, current) {
 		if queued == nil {
 			return partitions[rand.IntN(n)]
 		}
@@ -150,13 +151,4 @@ func pickPartition(partitions []int, current int, queued func(int) int) int {
 		r -= w
 	}
 	panic("kafka: sticky balancer weights do not add up")
-}
-
-func containsInt(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

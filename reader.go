@@ -1,3 +1,9 @@
+// This file is long (over 800 lines) because it holds the Reader's type,
+// its documented configuration and every exported Reader method, so that
+// the Reader's API reads in one place; fetching, group membership,
+// batching and cooperative rebalancing live in reader_*.go files of their
+// own.
+
 package kafka
 
 import (
