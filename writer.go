@@ -795,6 +795,18 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 	var byKey map[topicPartition]int // only for calls spanning many partitions
 	lastTopic, lastCount := "", 0
 
+	// Sticky's queue weighting is read through one closure per call, not
+	// one per message; it reads lastTopic, the topic of the message at hand.
+	sticky, _ := balancer.(*Sticky)
+	var queued func(int) int
+	var limits stickyLimits
+	if sticky != nil {
+		limits = stickyLimits{messages: w.batchSize(), bytes: w.batchBytes()}
+		queued = func(p int) int {
+			return w.queuedBatches(topicPartition{topic: lastTopic, partition: int32(p)})
+		}
+	}
+
 	for i := range msgs {
 		topic, err := w.chooseTopic(msgs[i])
 		if err != nil {
@@ -807,10 +819,8 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 			lastTopic = topic
 		}
 		var p int
-		if sticky, ok := balancer.(*Sticky); ok {
-			p = sticky.balance(topic, msgs[i], partitionList(lastCount), stickyLimits{messages: w.batchSize(), bytes: w.batchBytes()}, func(p int) int {
-				return w.queuedBatches(topicPartition{topic: topic, partition: int32(p)})
-			})
+		if sticky != nil {
+			p = sticky.balance(topic, msgs[i], partitionList(lastCount), limits, queued)
 		} else {
 			p = balancer.Balance(msgs[i], partitionList(lastCount)...)
 		}
