@@ -2,7 +2,6 @@ package fetch_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
 	"reflect"
@@ -13,105 +12,6 @@ import (
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/prototest"
 )
-
-// wire builds expected bytes by hand, following the Kafka spec's primitive
-// types, independently of the codec under test.
-type wire []byte
-
-func (w wire) i8(v int8) wire   { return append(w, byte(v)) }
-func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16(v)) }
-func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
-func (w wire) i64(v int64) wire { return binary.BigEndian.AppendUint64(w, uint64(v)) }
-func (w wire) uv(v uint64) wire { return binary.AppendUvarint(w, v) }
-
-// str is STRING (int16 length), cstr COMPACT_STRING (uvarint length+1).
-func (w wire) str(s string) wire  { return append(w.i16(int16(len(s))), s...) }
-func (w wire) cstr(s string) wire { return append(w.uv(uint64(len(s))+1), s...) }
-
-// raw appends bytes as they are (tagged-field sections, UUIDs, ...).
-func (w wire) raw(b ...byte) wire { return append(w, b...) }
-
-// requestBody encodes req at version v and strips the request header
-// (client ID "c"; header v2 adds an empty tagged-field section).
-func requestBody(t *testing.T, v int16, flexible bool, req protocol.Message) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := protocol.WriteRequest(&buf, v, 7, "c", req); err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	if got := int(binary.BigEndian.Uint32(b)); got != len(b)-4 {
-		t.Fatalf("frame size %d, frame has %d bytes", got, len(b)-4)
-	}
-	hdr := 4 + 2 + 2 + 4 + 2 + 1
-	if flexible {
-		if b[hdr] != 0 {
-			t.Fatalf("request header tagged fields: got %#x", b[hdr])
-		}
-		hdr++
-	}
-	return b[hdr:]
-}
-
-// responseBody encodes res at version v and strips the response header
-// (header v1 adds an empty tagged-field section).
-func responseBody(t *testing.T, v int16, taggedHeader bool, res protocol.Message) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := protocol.WriteResponse(&buf, v, 7, res); err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	if got := int(binary.BigEndian.Uint32(b)); got != len(b)-4 {
-		t.Fatalf("frame size %d, frame has %d bytes", got, len(b)-4)
-	}
-	hdr := 8
-	if taggedHeader {
-		if b[hdr] != 0 {
-			t.Fatalf("response header tagged fields: got %#x", b[hdr])
-		}
-		hdr++
-	}
-	return b[hdr:]
-}
-
-// readResponse frames body as a response of version v and decodes it.
-func readResponse(t *testing.T, key protocol.ApiKey, v int16, taggedHeader bool, body []byte) protocol.Message {
-	t.Helper()
-	frame := wire{}.i32(0).i32(7)
-	if taggedHeader {
-		frame = frame.uv(0)
-	}
-	frame = append(frame, body...)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	id, msg, err := protocol.ReadResponse(bytes.NewReader(frame), key, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id != 7 {
-		t.Fatalf("correlation ID %d", id)
-	}
-	return msg
-}
-
-// readRequestBody frames body as a request of version v and decodes it.
-func readRequestBody(t *testing.T, key protocol.ApiKey, v int16, flexible bool, body []byte) protocol.Message {
-	t.Helper()
-	frame := wire{}.i32(0).i16(int16(key)).i16(v).i32(7).str("c")
-	if flexible {
-		frame = frame.uv(0)
-	}
-	frame = append(frame, body...)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	gotV, _, _, msg, err := protocol.ReadRequest(bytes.NewReader(frame))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if gotV != v {
-		t.Fatalf("version %d", gotV)
-	}
-	return msg
-}
 
 var t0 = time.Unix(1700000000, 0)
 
@@ -161,19 +61,19 @@ func TestFetchGoldenV4(t *testing.T) {
 		ReplicaID: -1, MaxWaitTime: 250, MinBytes: 1, MaxBytes: 1000, IsolationLevel: 1,
 		Topics: []fetch.RequestTopic{{Topic: "t", Partitions: []fetch.RequestPartition{{Partition: 2, FetchOffset: 77, PartitionMaxBytes: 500}}}},
 	}
-	want := wire{}.i32(-1).i32(250).i32(1).i32(1000).i8(1).
-		i32(1).str("t").i32(1).i32(2).i64(77).i32(500)
-	if got := requestBody(t, 4, false, req); !bytes.Equal(got, want) {
+	want := prototest.Wire{}.I32(-1).I32(250).I32(1).I32(1000).I8(1).
+		I32(1).String("t").I32(1).I32(2).I64(77).I32(500)
+	if got := prototest.RequestBody(t, 4, false, req); !bytes.Equal(got, want) {
 		t.Errorf("v4 request:\ngot  % x\nwant % x", got, want)
 	}
 
 	// A partition with an error and no records: the records are null.
-	body := wire{}.i32(0).
-		i32(1).str("t").i32(1).
-		i32(2).i16(1).i64(-1).i64(-1).
-		i32(1).i64(8).i64(40). // one aborted transaction
-		i32(-1)
-	res := readResponse(t, protocol.Fetch, 4, false, body).(*fetch.Response)
+	body := prototest.Wire{}.I32(0).
+		I32(1).String("t").I32(1).
+		I32(2).I16(1).I64(-1).I64(-1).
+		I32(1).I64(8).I64(40). // one aborted transaction
+		I32(-1)
+	res := prototest.ReadResponse(t, protocol.Fetch, 4, false, body).(*fetch.Response)
 	p := res.Topics[0].Partitions[0]
 	if res.Topics[0].Topic != "t" || p.Partition != 2 || p.ErrorCode != 1 || p.HighWatermark != -1 || p.LastStableOffset != -1 {
 		t.Errorf("v4 response decoded as %+v", res)
@@ -197,37 +97,37 @@ func TestFetchGoldenV12(t *testing.T) {
 		ForgottenTopics: []fetch.RequestForgottenTopic{{Topic: "f", Partitions: []int32{3}}},
 		RackID:          "r",
 	}
-	want := wire{}.i32(-1).i32(250).i32(1).i32(1000).i8(0).i32(0).i32(-1).
-		uv(2).cstr("t").uv(2).i32(2).i32(6).i64(77).i32(5).i64(-1).i32(500).uv(0).uv(0).
-		uv(2).cstr("f").uv(2).i32(3).uv(0).
-		cstr("r").
-		uv(1).uv(0).uv(2).cstr("c") // tagged ClusterID
-	if got := requestBody(t, 12, true, req); !bytes.Equal(got, want) {
+	want := prototest.Wire{}.I32(-1).I32(250).I32(1).I32(1000).I8(0).I32(0).I32(-1).
+		Uvarint(2).CompactString("t").Uvarint(2).I32(2).I32(6).I64(77).I32(5).I64(-1).I32(500).Uvarint(0).Uvarint(0).
+		Uvarint(2).CompactString("f").Uvarint(2).I32(3).Uvarint(0).
+		CompactString("r").
+		Uvarint(1).Uvarint(0).Uvarint(2).CompactString("c") // tagged ClusterID
+	if got := prototest.RequestBody(t, 12, true, req); !bytes.Equal(got, want) {
 		t.Errorf("v12 request:\ngot  % x\nwant % x", got, want)
 	}
-	if got := readRequestBody(t, protocol.Fetch, 12, true, want); !reflect.DeepEqual(got, req) {
+	if got := prototest.ReadRequestBody(t, protocol.Fetch, 12, true, want); !reflect.DeepEqual(got, req) {
 		t.Errorf("v12 request decoded as %+v", got)
 	}
 	// Without a cluster ID the tagged field is left out.
 	req.ClusterID = ""
-	if got := requestBody(t, 12, true, req); !bytes.Equal(got, append(want[:len(want)-5:len(want)-5], 0)) {
+	if got := prototest.RequestBody(t, 12, true, req); !bytes.Equal(got, append(want[:len(want)-5:len(want)-5], 0)) {
 		t.Errorf("v12 request without cluster ID ends with % x", got[len(got)-3:])
 	}
 
-	diverging := wire{}.i32(2).i64(9).uv(0)
-	leader := wire{}.i32(1).i32(3).uv(0)
-	body := wire{}.i32(0).i16(0).i32(0).
-		uv(2).cstr("t").uv(2).
-		i32(2).i16(0).i64(12).i64(12).i64(0).
-		uv(0).   // null aborted transactions
-		i32(-1). // preferred read replica
-		uv(0).   // null records
-		uv(2).   // two tagged fields
-		uv(0).uv(uint64(len(diverging))).raw(diverging...).
-		uv(1).uv(uint64(len(leader))).raw(leader...).
-		uv(0). // topic tags
-		uv(0)
-	res := readResponse(t, protocol.Fetch, 12, true, body).(*fetch.Response)
+	diverging := prototest.Wire{}.I32(2).I64(9).Uvarint(0)
+	leader := prototest.Wire{}.I32(1).I32(3).Uvarint(0)
+	body := prototest.Wire{}.I32(0).I16(0).I32(0).
+		Uvarint(2).CompactString("t").Uvarint(2).
+		I32(2).I16(0).I64(12).I64(12).I64(0).
+		Uvarint(0). // null aborted transactions
+		I32(-1).    // preferred read replica
+		Uvarint(0). // null records
+		Uvarint(2). // two tagged fields
+		Uvarint(0).Uvarint(uint64(len(diverging))).Raw(diverging...).
+		Uvarint(1).Uvarint(uint64(len(leader))).Raw(leader...).
+		Uvarint(0). // topic tags
+		Uvarint(0)
+	res := prototest.ReadResponse(t, protocol.Fetch, 12, true, body).(*fetch.Response)
 	p := res.Topics[0].Partitions[0]
 	if p.HighWatermark != 12 || p.PreferredReadReplica != -1 || p.AbortedTransactions != nil {
 		t.Errorf("v12 partition decoded as %+v", p)
@@ -280,27 +180,27 @@ func TestFetchTaggedDefaults(t *testing.T) {
 	res := &fetch.Response{Topics: []fetch.ResponseTopic{{Topic: "t", Partitions: []fetch.ResponsePartition{{
 		Partition: 2, HighWatermark: 12, LastStableOffset: 12, PreferredReadReplica: -1,
 	}}}}}
-	zeros := wire{}.i32(0).i64(0).uv(0)
-	leader := wire{}.i32(0).i32(0).uv(0)
-	snapshot := wire{}.i64(0).i32(0).uv(0)
-	partition := func(tags wire) wire {
-		return wire{}.i32(2).i16(0).i64(12).i64(12).i64(0).
-			uv(0).   // null aborted transactions
-			i32(-1). // preferred read replica
-			uv(0).   // null records
-			raw(tags...)
+	zeros := prototest.Wire{}.I32(0).I64(0).Uvarint(0)
+	leader := prototest.Wire{}.I32(0).I32(0).Uvarint(0)
+	snapshot := prototest.Wire{}.I64(0).I32(0).Uvarint(0)
+	partition := func(tags prototest.Wire) prototest.Wire {
+		return prototest.Wire{}.I32(2).I16(0).I64(12).I64(12).I64(0).
+			Uvarint(0). // null aborted transactions
+			I32(-1).    // preferred read replica
+			Uvarint(0). // null records
+			Raw(tags...)
 	}
-	body := func(tags wire) wire {
-		return wire{}.i32(0).i16(0).i32(0).uv(2).cstr("t").uv(2).raw(partition(tags)...).uv(0).uv(0)
+	body := func(tags prototest.Wire) prototest.Wire {
+		return prototest.Wire{}.I32(0).I16(0).I32(0).Uvarint(2).CompactString("t").Uvarint(2).Raw(partition(tags)...).Uvarint(0).Uvarint(0)
 	}
-	sent := body(wire{}.uv(3).
-		uv(0).uv(uint64(len(zeros))).raw(zeros...).
-		uv(1).uv(uint64(len(leader))).raw(leader...).
-		uv(2).uv(uint64(len(snapshot))).raw(snapshot...))
-	if got := responseBody(t, 12, true, res); !bytes.Equal(got, sent) {
+	sent := body(prototest.Wire{}.Uvarint(3).
+		Uvarint(0).Uvarint(uint64(len(zeros))).Raw(zeros...).
+		Uvarint(1).Uvarint(uint64(len(leader))).Raw(leader...).
+		Uvarint(2).Uvarint(uint64(len(snapshot))).Raw(snapshot...))
+	if got := prototest.ResponseBody(t, 12, true, res); !bytes.Equal(got, sent) {
 		t.Errorf("zero tagged fields:\ngot  % x\nwant % x", got, sent)
 	}
-	if got := readResponse(t, protocol.Fetch, 12, true, sent); !reflect.DeepEqual(got, res) {
+	if got := prototest.ReadResponse(t, protocol.Fetch, 12, true, sent); !reflect.DeepEqual(got, res) {
 		t.Errorf("zero tagged fields decoded as %+v", got)
 	}
 
@@ -308,11 +208,11 @@ func TestFetchTaggedDefaults(t *testing.T) {
 	p.DivergingEpoch = fetch.ResponseEpochEndOffset{Epoch: -1, EndOffset: -1}
 	p.CurrentLeader = fetch.ResponseLeader{LeaderID: -1, LeaderEpoch: -1}
 	p.SnapshotID = fetch.ResponseSnapshotID{EndOffset: -1, Epoch: -1}
-	absent := body(wire{}.uv(0))
-	if got := responseBody(t, 12, true, res); !bytes.Equal(got, absent) {
+	absent := body(prototest.Wire{}.Uvarint(0))
+	if got := prototest.ResponseBody(t, 12, true, res); !bytes.Equal(got, absent) {
 		t.Errorf("default tagged fields:\ngot  % x\nwant % x", got, absent)
 	}
-	if got := readResponse(t, protocol.Fetch, 12, true, absent); !reflect.DeepEqual(got, res) {
+	if got := prototest.ReadResponse(t, protocol.Fetch, 12, true, absent); !reflect.DeepEqual(got, res) {
 		t.Errorf("absent tagged fields decoded as %+v", got)
 	}
 }

@@ -2,7 +2,6 @@ package metadata_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"reflect"
 	"testing"
 
@@ -10,109 +9,6 @@ import (
 	"github.com/segmentio/kafka-go/protocol/metadata"
 	"github.com/segmentio/kafka-go/protocol/prototest"
 )
-
-// wire builds expected bytes by hand, following the Kafka spec's primitive
-// types, independently of the codec under test.
-type wire []byte
-
-func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16(v)) }
-func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
-func (w wire) uv(v uint64) wire { return binary.AppendUvarint(w, v) }
-func (w wire) boolean(b bool) wire {
-	if b {
-		return append(w, 1)
-	}
-	return append(w, 0)
-}
-
-// str is STRING (int16 length), cstr COMPACT_STRING (uvarint length+1).
-func (w wire) str(s string) wire  { return append(w.i16(int16(len(s))), s...) }
-func (w wire) cstr(s string) wire { return append(w.uv(uint64(len(s))+1), s...) }
-
-// raw appends bytes as they are (tagged-field sections, UUIDs, ...).
-func (w wire) raw(b ...byte) wire { return append(w, b...) }
-
-// requestBody encodes req at version v and strips the request header
-// (client ID "c"; header v2 adds an empty tagged-field section).
-func requestBody(t *testing.T, v int16, flexible bool, req protocol.Message) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := protocol.WriteRequest(&buf, v, 7, "c", req); err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	if got := int(binary.BigEndian.Uint32(b)); got != len(b)-4 {
-		t.Fatalf("frame size %d, frame has %d bytes", got, len(b)-4)
-	}
-	hdr := 4 + 2 + 2 + 4 + 2 + 1
-	if flexible {
-		if b[hdr] != 0 {
-			t.Fatalf("request header tagged fields: got %#x", b[hdr])
-		}
-		hdr++
-	}
-	return b[hdr:]
-}
-
-// responseBody encodes res at version v and strips the response header
-// (header v1 adds an empty tagged-field section).
-func responseBody(t *testing.T, v int16, taggedHeader bool, res protocol.Message) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := protocol.WriteResponse(&buf, v, 7, res); err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	if got := int(binary.BigEndian.Uint32(b)); got != len(b)-4 {
-		t.Fatalf("frame size %d, frame has %d bytes", got, len(b)-4)
-	}
-	hdr := 8
-	if taggedHeader {
-		if b[hdr] != 0 {
-			t.Fatalf("response header tagged fields: got %#x", b[hdr])
-		}
-		hdr++
-	}
-	return b[hdr:]
-}
-
-// readResponse frames body as a response of version v and decodes it.
-func readResponse(t *testing.T, key protocol.ApiKey, v int16, taggedHeader bool, body []byte) protocol.Message {
-	t.Helper()
-	frame := wire{}.i32(0).i32(7)
-	if taggedHeader {
-		frame = frame.uv(0)
-	}
-	frame = append(frame, body...)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	id, msg, err := protocol.ReadResponse(bytes.NewReader(frame), key, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id != 7 {
-		t.Fatalf("correlation ID %d", id)
-	}
-	return msg
-}
-
-// readRequestBody frames body as a request of version v and decodes it.
-func readRequestBody(t *testing.T, key protocol.ApiKey, v int16, flexible bool, body []byte) protocol.Message {
-	t.Helper()
-	frame := wire{}.i32(0).i16(int16(key)).i16(v).i32(7).str("c")
-	if flexible {
-		frame = frame.uv(0)
-	}
-	frame = append(frame, body...)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	gotV, _, _, msg, err := protocol.ReadRequest(bytes.NewReader(frame))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if gotV != v {
-		t.Fatalf("version %d", gotV)
-	}
-	return msg
-}
 
 var topicID = [16]byte{0: 0x11, 7: 0x77, 15: 0xFF}
 
@@ -164,13 +60,13 @@ func TestMetadataRoundTrip(t *testing.T) {
 
 func TestMetadataGoldenV1(t *testing.T) {
 	req := &metadata.Request{TopicNames: []string{"t"}}
-	want := wire{}.i32(1).str("t")
-	if got := requestBody(t, 1, false, req); !bytes.Equal(got, want) {
+	want := prototest.Wire{}.I32(1).String("t")
+	if got := prototest.RequestBody(t, 1, false, req); !bytes.Equal(got, want) {
 		t.Errorf("v1 request:\ngot  % x\nwant % x", got, want)
 	}
 	// From v1 a null topic list asks for every topic.
-	want = wire{}.i32(-1)
-	if got := requestBody(t, 1, false, &metadata.Request{}); !bytes.Equal(got, want) {
+	want = prototest.Wire{}.I32(-1)
+	if got := prototest.RequestBody(t, 1, false, &metadata.Request{}); !bytes.Equal(got, want) {
 		t.Errorf("v1 request for all topics:\ngot  % x\nwant % x", got, want)
 	}
 
@@ -181,15 +77,15 @@ func TestMetadataGoldenV1(t *testing.T) {
 			{PartitionIndex: 0, LeaderID: 1, ReplicaNodes: []int32{1}, IsrNodes: []int32{1}},
 		}}},
 	}
-	want = wire{}.
-		i32(1).i32(1).str("h").i32(9092).i16(-1). // brokers; rack null
-		i32(1).                                   // controller
-		i32(1).i16(0).str("t").boolean(false).    // topic
-		i32(1).i16(0).i32(0).i32(1).i32(1).i32(1).i32(1).i32(1)
-	if got := responseBody(t, 1, false, res); !bytes.Equal(got, want) {
+	want = prototest.Wire{}.
+		I32(1).I32(1).String("h").I32(9092).I16(-1). // brokers; rack null
+		I32(1).                                      // controller
+		I32(1).I16(0).String("t").Bool(false).       // topic
+		I32(1).I16(0).I32(0).I32(1).I32(1).I32(1).I32(1).I32(1)
+	if got := prototest.ResponseBody(t, 1, false, res); !bytes.Equal(got, want) {
 		t.Errorf("v1 response:\ngot  % x\nwant % x", got, want)
 	}
-	if got := readResponse(t, protocol.Metadata, 1, false, want); !reflect.DeepEqual(got, res) {
+	if got := prototest.ReadResponse(t, protocol.Metadata, 1, false, want); !reflect.DeepEqual(got, res) {
 		t.Errorf("v1 response decoded as %+v", got)
 	}
 }
@@ -200,14 +96,14 @@ func TestMetadataGoldenV12(t *testing.T) {
 		AllowAutoTopicCreation:           true,
 		IncludeTopicAuthorizedOperations: true,
 	}
-	want := wire{}.uv(3).
-		raw(make([]byte, 16)...).cstr("t").uv(0).
-		raw(topicID[:]...).uv(0).uv(0). // null name
-		boolean(true).boolean(true).uv(0)
-	if got := requestBody(t, 12, true, req); !bytes.Equal(got, want) {
+	want := prototest.Wire{}.Uvarint(3).
+		Raw(make([]byte, 16)...).CompactString("t").Uvarint(0).
+		Raw(topicID[:]...).Uvarint(0).Uvarint(0). // null name
+		Bool(true).Bool(true).Uvarint(0)
+	if got := prototest.RequestBody(t, 12, true, req); !bytes.Equal(got, want) {
 		t.Errorf("v12 request:\ngot  % x\nwant % x", got, want)
 	}
-	if got := readRequestBody(t, protocol.Metadata, 12, true, want); !reflect.DeepEqual(got, req) {
+	if got := prototest.ReadRequestBody(t, protocol.Metadata, 12, true, want); !reflect.DeepEqual(got, req) {
 		t.Errorf("v12 request decoded as %+v", got)
 	}
 
@@ -223,17 +119,17 @@ func TestMetadataGoldenV12(t *testing.T) {
 			TopicAuthorizedOperations: -2147483648,
 		}},
 	}
-	want = wire{}.i32(2).
-		uv(2).i32(1).cstr("h").i32(9092).cstr("r").uv(0).
-		cstr("c").i32(1).
-		uv(2).i16(0).cstr("t").raw(topicID[:]...).boolean(false).
-		uv(2).i16(0).i32(0).i32(1).i32(4).uv(2).i32(1).uv(2).i32(1).uv(1).uv(0).
-		i32(-2147483648).uv(0).
-		uv(0)
-	if got := responseBody(t, 12, true, res); !bytes.Equal(got, want) {
+	want = prototest.Wire{}.I32(2).
+		Uvarint(2).I32(1).CompactString("h").I32(9092).CompactString("r").Uvarint(0).
+		CompactString("c").I32(1).
+		Uvarint(2).I16(0).CompactString("t").Raw(topicID[:]...).Bool(false).
+		Uvarint(2).I16(0).I32(0).I32(1).I32(4).Uvarint(2).I32(1).Uvarint(2).I32(1).Uvarint(1).Uvarint(0).
+		I32(-2147483648).Uvarint(0).
+		Uvarint(0)
+	if got := prototest.ResponseBody(t, 12, true, res); !bytes.Equal(got, want) {
 		t.Errorf("v12 response:\ngot  % x\nwant % x", got, want)
 	}
-	got := readResponse(t, protocol.Metadata, 12, true, want).(*metadata.Response)
+	got := prototest.ReadResponse(t, protocol.Metadata, 12, true, want).(*metadata.Response)
 	if len(got.Topics) != 1 || got.Topics[0].TopicID != topicID || got.Topics[0].Partitions[0].LeaderEpoch != 4 || got.Brokers[0].Rack != "r" || got.ClusterID != "c" {
 		t.Errorf("v12 response decoded as %+v", got)
 	}
@@ -266,7 +162,7 @@ func TestMetadataPrepare(t *testing.T) {
 	// After Prepare the request encodes the same topics as a request built
 	// directly in the v12 form.
 	direct := &metadata.Request{Topics: []metadata.RequestTopic{{Name: "a"}, {Name: "b"}}}
-	if a, b := requestBody(t, 12, true, r), requestBody(t, 12, true, direct); !bytes.Equal(a, b) {
+	if a, b := prototest.RequestBody(t, 12, true, r), prototest.RequestBody(t, 12, true, direct); !bytes.Equal(a, b) {
 		t.Errorf("prepared request:\n% x\ndirect request:\n% x", a, b)
 	}
 }

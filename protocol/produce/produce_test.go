@@ -13,85 +13,6 @@ import (
 	"github.com/segmentio/kafka-go/protocol/prototest"
 )
 
-// wire builds expected bytes by hand, following the Kafka spec's primitive
-// types, independently of the codec under test.
-type wire []byte
-
-func (w wire) i16(v int16) wire { return binary.BigEndian.AppendUint16(w, uint16(v)) }
-func (w wire) i32(v int32) wire { return binary.BigEndian.AppendUint32(w, uint32(v)) }
-func (w wire) i64(v int64) wire { return binary.BigEndian.AppendUint64(w, uint64(v)) }
-func (w wire) uv(v uint64) wire { return binary.AppendUvarint(w, v) }
-
-// str is STRING (int16 length), cstr COMPACT_STRING (uvarint length+1).
-func (w wire) str(s string) wire  { return append(w.i16(int16(len(s))), s...) }
-func (w wire) cstr(s string) wire { return append(w.uv(uint64(len(s))+1), s...) }
-
-// raw appends bytes as they are (tagged-field sections, UUIDs, ...).
-func (w wire) raw(b ...byte) wire { return append(w, b...) }
-
-// requestBody encodes req at version v and strips the request header
-// (client ID "c"; header v2 adds an empty tagged-field section).
-func requestBody(t *testing.T, v int16, flexible bool, req protocol.Message) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := protocol.WriteRequest(&buf, v, 7, "c", req); err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	if got := int(binary.BigEndian.Uint32(b)); got != len(b)-4 {
-		t.Fatalf("frame size %d, frame has %d bytes", got, len(b)-4)
-	}
-	hdr := 4 + 2 + 2 + 4 + 2 + 1
-	if flexible {
-		if b[hdr] != 0 {
-			t.Fatalf("request header tagged fields: got %#x", b[hdr])
-		}
-		hdr++
-	}
-	return b[hdr:]
-}
-
-// responseBody encodes res at version v and strips the response header
-// (header v1 adds an empty tagged-field section).
-func responseBody(t *testing.T, v int16, taggedHeader bool, res protocol.Message) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := protocol.WriteResponse(&buf, v, 7, res); err != nil {
-		t.Fatal(err)
-	}
-	b := buf.Bytes()
-	if got := int(binary.BigEndian.Uint32(b)); got != len(b)-4 {
-		t.Fatalf("frame size %d, frame has %d bytes", got, len(b)-4)
-	}
-	hdr := 8
-	if taggedHeader {
-		if b[hdr] != 0 {
-			t.Fatalf("response header tagged fields: got %#x", b[hdr])
-		}
-		hdr++
-	}
-	return b[hdr:]
-}
-
-// readResponse frames body as a response of version v and decodes it.
-func readResponse(t *testing.T, key protocol.ApiKey, v int16, taggedHeader bool, body []byte) protocol.Message {
-	t.Helper()
-	frame := wire{}.i32(0).i32(7)
-	if taggedHeader {
-		frame = frame.uv(0)
-	}
-	frame = append(frame, body...)
-	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	id, msg, err := protocol.ReadResponse(bytes.NewReader(frame), key, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id != 7 {
-		t.Fatalf("correlation ID %d", id)
-	}
-	return msg
-}
-
 var t0 = time.Unix(1700000000, 123e6)
 
 func records(n int) protocol.RecordSet {
@@ -174,27 +95,27 @@ func checkRequest(t *testing.T, got, prefix, suffix []byte, flexible bool) {
 }
 
 func TestProduceGoldenV3(t *testing.T) {
-	got := requestBody(t, 3, false, request(""))
-	prefix := wire{}.i16(-1).i16(-1).i32(500). // null transactional ID, acks, timeout
-							i32(1).str("t").i32(1).i32(1)
+	got := prototest.RequestBody(t, 3, false, request(""))
+	prefix := prototest.Wire{}.I16(-1).I16(-1).I32(500). // null transactional ID, acks, timeout
+								I32(1).String("t").I32(1).I32(1)
 	checkRequest(t, got, prefix, nil, false)
 
 	res := &produce.Response{
 		Topics:         []produce.ResponseTopic{{Topic: "t", Partitions: []produce.ResponsePartition{{Partition: 1, ErrorCode: 0, BaseOffset: 42, LogAppendTime: -1}}}},
 		ThrottleTimeMs: 9,
 	}
-	want := wire{}.i32(1).str("t").i32(1).i32(1).i16(0).i64(42).i64(-1).i32(9)
-	if got := responseBody(t, 3, false, res); !bytes.Equal(got, want) {
+	want := prototest.Wire{}.I32(1).String("t").I32(1).I32(1).I16(0).I64(42).I64(-1).I32(9)
+	if got := prototest.ResponseBody(t, 3, false, res); !bytes.Equal(got, want) {
 		t.Errorf("v3 response:\ngot  % x\nwant % x", got, want)
 	}
-	if got := readResponse(t, protocol.Produce, 3, false, want); !reflect.DeepEqual(got, res) {
+	if got := prototest.ReadResponse(t, protocol.Produce, 3, false, want); !reflect.DeepEqual(got, res) {
 		t.Errorf("v3 response decoded as %+v", got)
 	}
 }
 
 func TestProduceGoldenV10(t *testing.T) {
-	got := requestBody(t, 10, true, request("x"))
-	prefix := wire{}.cstr("x").i16(-1).i32(500).uv(2).cstr("t").uv(2).i32(1)
+	got := prototest.RequestBody(t, 10, true, request("x"))
+	prefix := prototest.Wire{}.CompactString("x").I16(-1).I32(500).Uvarint(2).CompactString("t").Uvarint(2).I32(1)
 	// After the records: the partition's, the topic's and the request's
 	// empty tagged-field sections.
 	checkRequest(t, got, prefix, []byte{0, 0, 0}, true)
@@ -211,21 +132,21 @@ func TestProduceGoldenV10(t *testing.T) {
 		}}}},
 		NodeEndpoints: []produce.ResponseNodeEndpoint{{NodeID: 2, Host: "h", Port: 9093}},
 	}
-	leader := wire{}.i32(2).i32(5).uv(0)
-	nodes := wire{}.uv(2).i32(2).cstr("h").i32(9093).uv(0).uv(0) // rack null
-	want := wire{}.
-		uv(2).cstr("t").uv(2).
-		i32(1).i16(6).i64(-1).i64(-1).i64(-1).
-		uv(2).i32(0).cstr("e").uv(0). // record errors
-		uv(0).                        // null error message
-		uv(1).uv(0).uv(uint64(len(leader))).raw(leader...).
-		uv(0). // topic tags
-		i32(0).
-		uv(1).uv(0).uv(uint64(len(nodes))).raw(nodes...)
-	if got := responseBody(t, 10, true, res); !bytes.Equal(got, want) {
+	leader := prototest.Wire{}.I32(2).I32(5).Uvarint(0)
+	nodes := prototest.Wire{}.Uvarint(2).I32(2).CompactString("h").I32(9093).Uvarint(0).Uvarint(0) // rack null
+	want := prototest.Wire{}.
+		Uvarint(2).CompactString("t").Uvarint(2).
+		I32(1).I16(6).I64(-1).I64(-1).I64(-1).
+		Uvarint(2).I32(0).CompactString("e").Uvarint(0). // record errors
+		Uvarint(0).                                      // null error message
+		Uvarint(1).Uvarint(0).Uvarint(uint64(len(leader))).Raw(leader...).
+		Uvarint(0). // topic tags
+		I32(0).
+		Uvarint(1).Uvarint(0).Uvarint(uint64(len(nodes))).Raw(nodes...)
+	if got := prototest.ResponseBody(t, 10, true, res); !bytes.Equal(got, want) {
 		t.Errorf("v10 response:\ngot  % x\nwant % x", got, want)
 	}
-	if got := readResponse(t, protocol.Produce, 10, true, want); !reflect.DeepEqual(got, res) {
+	if got := prototest.ReadResponse(t, protocol.Produce, 10, true, want); !reflect.DeepEqual(got, res) {
 		t.Errorf("v10 response decoded as %+v", got)
 	}
 }
@@ -293,29 +214,29 @@ func TestProduceCurrentLeaderDefault(t *testing.T) {
 		Partition: 1, BaseOffset: 5, LogAppendTime: -1, LogStartOffset: 0,
 		RecordErrors: []produce.ResponseError{},
 	}}}}}
-	leader := wire{}.i32(0).i32(0).uv(0)
-	partition := func(tags wire) wire {
-		return wire{}.i32(1).i16(0).i64(5).i64(-1).i64(0).
-			uv(1). // no record errors
-			uv(0). // null error message
-			raw(tags...)
+	leader := prototest.Wire{}.I32(0).I32(0).Uvarint(0)
+	partition := func(tags prototest.Wire) prototest.Wire {
+		return prototest.Wire{}.I32(1).I16(0).I64(5).I64(-1).I64(0).
+			Uvarint(1). // no record errors
+			Uvarint(0). // null error message
+			Raw(tags...)
 	}
-	zero := wire{}.uv(2).cstr("t").uv(2).
-		raw(partition(wire{}.uv(1).uv(0).uv(uint64(len(leader))).raw(leader...))...).
-		uv(0).i32(0).uv(0)
-	if got := responseBody(t, 11, true, res); !bytes.Equal(got, zero) {
+	zero := prototest.Wire{}.Uvarint(2).CompactString("t").Uvarint(2).
+		Raw(partition(prototest.Wire{}.Uvarint(1).Uvarint(0).Uvarint(uint64(len(leader))).Raw(leader...))...).
+		Uvarint(0).I32(0).Uvarint(0)
+	if got := prototest.ResponseBody(t, 11, true, res); !bytes.Equal(got, zero) {
 		t.Errorf("leader {0, 0}:\ngot  % x\nwant % x", got, zero)
 	}
-	if got := readResponse(t, protocol.Produce, 11, true, zero); !reflect.DeepEqual(got, res) {
+	if got := prototest.ReadResponse(t, protocol.Produce, 11, true, zero); !reflect.DeepEqual(got, res) {
 		t.Errorf("leader {0, 0} decoded as %+v", got)
 	}
 
 	res.Topics[0].Partitions[0].CurrentLeader = produce.ResponseCurrentLeader{LeaderID: -1, LeaderEpoch: -1}
-	absent := wire{}.uv(2).cstr("t").uv(2).raw(partition(wire{}.uv(0))...).uv(0).i32(0).uv(0)
-	if got := responseBody(t, 11, true, res); !bytes.Equal(got, absent) {
+	absent := prototest.Wire{}.Uvarint(2).CompactString("t").Uvarint(2).Raw(partition(prototest.Wire{}.Uvarint(0))...).Uvarint(0).I32(0).Uvarint(0)
+	if got := prototest.ResponseBody(t, 11, true, res); !bytes.Equal(got, absent) {
 		t.Errorf("default leader:\ngot  % x\nwant % x", got, absent)
 	}
-	if got := readResponse(t, protocol.Produce, 10, true, absent); !reflect.DeepEqual(got, res) {
+	if got := prototest.ReadResponse(t, protocol.Produce, 10, true, absent); !reflect.DeepEqual(got, res) {
 		t.Errorf("absent leader decoded as %+v", got)
 	}
 }
