@@ -12,6 +12,8 @@ import (
 	"time"
 
 	kafka "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/compress/snappy"
 
 	"github.com/segmentio/kafka-go/bench/clients/loadgen"
 )
@@ -57,6 +59,10 @@ func newWriter(cfg loadgen.Config) (*kafka.Writer, string, error) {
 	codec, err := compression(cfg.Compression)
 	if err != nil {
 		return nil, "", err
+	}
+	if cfg.SnappyFast {
+		// The registered codec is what kafka.Snappy resolves to.
+		compress.SnappyCodec.Compression = snappy.FasterCompression
 	}
 	w := &kafka.Writer{
 		Addr:         kafka.TCP(cfg.Brokers...),

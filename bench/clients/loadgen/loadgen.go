@@ -67,6 +67,10 @@ type Config struct {
 	// Sticky selects this project's Sticky balancer instead of RoundRobin
 	// for the asynchronous Writer; the upstream build refuses it.
 	Sticky bool
+	// SnappyFast makes kafka-go's snappy codec use s2's fast snappy
+	// encoder (snappy.FasterCompression), the effort franz-go uses;
+	// kafka-go's default is the slower "better" encoder.
+	SnappyFast bool
 
 	// CPUProfile, when set, is a file to write a CPU profile of the run to.
 	CPUProfile string
@@ -155,6 +159,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.IntVar(&cfg.MaxBufferedBatches, "max-buffered-batches", 0, "Writer.MaxBufferedBatches (fork only)")
 	fs.Int64Var(&cfg.MaxBufferedBytes, "max-buffered-bytes", 0, "Writer.MaxBufferedBytes (fork only)")
 	fs.BoolVar(&cfg.Sticky, "sticky", false, "kafka-go: the Sticky balancer for unkeyed messages (fork only)")
+	fs.BoolVar(&cfg.SnappyFast, "snappy-fast", false, "kafka-go: snappy.FasterCompression instead of the default encoder")
 	fs.IntVar(&cfg.Semaphore, "semaphore", 0, "kafka-go: unacknowledged messages admitted by an application semaphore")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "consumers: write a heap profile to this file when half the messages were read")

@@ -206,6 +206,15 @@ var cases = []clientCase{
 		args: func(o *options, _ workload) []string {
 			return []string{"-sticky", "-max-buffered-batches", strconv.Itoa(o.batches), "-max-buffered-bytes", strconv.FormatInt(o.bufBytes, 10)}
 		}},
+	// The same with snappy at s2's fast encoder, franz-go's effort: the
+	// snappy rows then compare batching, not encoder effort.
+	{name: "fork-sticky-fast", binary: "fork", throughputOnly: true,
+		label: func(o *options) string {
+			return fmt.Sprintf("this fork, Sticky balancer, snappy FasterCompression, MaxBufferedBatches %d, MaxBufferedBytes %d MiB", o.batches, o.bufBytes>>20)
+		},
+		args: func(o *options, _ workload) []string {
+			return []string{"-sticky", "-snappy-fast", "-max-buffered-batches", strconv.Itoa(o.batches), "-max-buffered-bytes", strconv.FormatInt(o.bufBytes, 10)}
+		}},
 	{name: "fork", binary: "fork", sync: true, consume: true, consumeLabel: "this fork",
 		label: func(*options) string { return "this fork, MaxBufferedBatches 0 (default)" }},
 	{name: "semaphore", binary: "upstream",
