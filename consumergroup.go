@@ -131,6 +131,13 @@ type ConsumerGroupConfig struct {
 	// empty, a dynamic member.
 	GroupInstanceID string
 
+	// groupProtocol and serverAssignor are ReaderConfig's GroupProtocol
+	// and ServerAssignor: with GroupProtocolConsumer the group runs
+	// runConsumer (consumergroup_consumer.go) instead of run. Only a
+	// Reader sets them.
+	groupProtocol  string
+	serverAssignor string
+
 	// transport, when set, is used instead of a transport of the group's own;
 	// a Reader shares its transport with its group this way.
 	transport RoundTripper
@@ -196,6 +203,9 @@ func (config *ConsumerGroupConfig) Validate() error {
 		return fmt.Errorf("StartOffset is not valid %d", config.StartOffset)
 	}
 	if err := validateGroupInstanceID(config.GroupInstanceID); err != nil {
+		return err
+	}
+	if err := validateGroupProtocol("ReaderConfig.GroupProtocol", config.groupProtocol, config.serverAssignor); err != nil {
 		return err
 	}
 	cgDefaultDuration(&config.Timeout, groupDefaultTimeout)
@@ -269,7 +279,11 @@ func NewConsumerGroup(config ConsumerGroupConfig) (*ConsumerGroup, error) {
 	cg.wg.Add(1)
 	go func() {
 		defer cg.wg.Done()
-		cg.run()
+		if config.groupProtocol == GroupProtocolConsumer {
+			cg.runConsumer()
+		} else {
+			cg.run()
+		}
 	}()
 	return cg, nil
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol/heartbeat"
@@ -58,6 +59,10 @@ type Generation struct {
 	// the previous generation that this one takes away.
 	cooperative bool
 	revoked     map[string][]int32
+
+	// memberEpoch, in a group of the "consumer" protocol, is the member
+	// epoch as the heartbeats update it: commits carry the latest one.
+	memberEpoch *atomic.Int32
 }
 
 // generationContext is the context.Context given to the functions of
@@ -153,6 +158,9 @@ func (g *Generation) CommitOffsets(offsets map[string]map[int]int64) error {
 		MemberID:        g.MemberID,
 		GroupInstanceID: g.instanceID,
 		RetentionTimeMs: g.retentionMillis,
+	}
+	if g.memberEpoch != nil {
+		req.GenerationID = g.memberEpoch.Load()
 	}
 	topics := make([]string, 0, len(offsets))
 	for topic := range offsets {

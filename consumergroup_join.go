@@ -247,17 +247,10 @@ func (cg *ConsumerGroup) readPartitions(topics ...string) ([]Partition, error) {
 	if len(topics) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(cg.ctx, cg.config.Timeout)
-	defer cancel()
-	req := &metadata.Request{TopicNames: topics, AllowAutoTopicCreation: true}
-	for _, t := range topics {
-		req.Topics = append(req.Topics, metadata.RequestTopic{Name: t})
-	}
-	m, err := cg.client.roundTrip(ctx, nil, req)
+	res, err := cg.readMetadata(topics...)
 	if err != nil {
 		return nil, err
 	}
-	res := m.(*metadata.Response)
 	brokers := make(map[int32]Broker, len(res.Brokers))
 	for _, b := range res.Brokers {
 		brokers[b.NodeID] = Broker{Host: b.Host, Port: int(b.Port), ID: int(b.NodeID), Rack: b.Rack}
@@ -290,6 +283,22 @@ func (cg *ConsumerGroup) readPartitions(topics ...string) ([]Partition, error) {
 		return partitions[i].ID < partitions[j].ID
 	})
 	return partitions, nil
+}
+
+// readMetadata asks for the metadata of topics (creating them on brokers
+// that auto-create topics).
+func (cg *ConsumerGroup) readMetadata(topics ...string) (*metadata.Response, error) {
+	ctx, cancel := context.WithTimeout(cg.ctx, cg.config.Timeout)
+	defer cancel()
+	req := &metadata.Request{TopicNames: topics, AllowAutoTopicCreation: true}
+	for _, t := range topics {
+		req.Topics = append(req.Topics, metadata.RequestTopic{Name: t})
+	}
+	m, err := cg.client.roundTrip(ctx, nil, req)
+	if err != nil {
+		return nil, err
+	}
+	return m.(*metadata.Response), nil
 }
 
 // syncGroup sends the leader's plan (nil for other members) and returns

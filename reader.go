@@ -249,6 +249,29 @@ type ReaderConfig struct {
 	// ConsumerGroupConfig.GroupInstanceID.
 	GroupInstanceID string
 
+	// GroupProtocol selects the consumer group protocol: GroupProtocolClassic
+	// ("classic", the default when empty: JoinGroup and SyncGroup, a
+	// member of the group runs GroupBalancers) or GroupProtocolConsumer
+	// ("consumer", KIP-848, Kafka 4.0 or later: the broker assigns the
+	// partitions and members only heartbeat, so a member joining or
+	// leaving moves just the partitions that change owner, and the
+	// others keep reading). Only with GroupID.
+	//
+	// With "consumer", the broker's group.consumer.* settings replace
+	// GroupBalancers, HeartbeatInterval and SessionTimeout, which must
+	// be left unset; the Reader stops the partitions the broker takes
+	// away, commits their offsets with its commit settings, and only
+	// then tells the broker they are free. GroupInstanceID, commits and
+	// RebalanceTimeout work as with "classic". A broker that does not
+	// support it makes FetchMessage return an error matching
+	// UnsupportedVersion that names this option.
+	GroupProtocol string
+
+	// ServerAssignor names the broker's assignor ("uniform" or "range"
+	// in Kafka 4.0) with GroupProtocol "consumer"; empty leaves the
+	// choice to the broker (its group.consumer.assignors).
+	ServerAssignor string
+
 	// transport, when set, replaces the transport built from Dialer (tests
 	// use it to script broker answers).
 	transport RoundTripper
@@ -280,6 +303,25 @@ func (config *ReaderConfig) Validate() error {
 		return fmt.Errorf("ReadBackoffMax out of bounds: %d", config.ReadBackoffMax)
 	case config.ReadBackoffMin < 0:
 		return fmt.Errorf("ReadBackoffMin out of bounds: %d", config.ReadBackoffMin)
+	case !group && (config.GroupProtocol != "" || config.ServerAssignor != ""):
+		return errors.New("GroupProtocol and ServerAssignor are only available with GroupID")
+	}
+	if err := validateGroupProtocol("ReaderConfig.GroupProtocol", config.GroupProtocol, config.ServerAssignor); err != nil {
+		return err
+	}
+	if config.GroupProtocol == GroupProtocolConsumer {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{
+			{"GroupBalancers", len(config.GroupBalancers) > 0},
+			{"HeartbeatInterval", config.HeartbeatInterval != 0},
+			{"SessionTimeout", config.SessionTimeout != 0},
+		} {
+			if f.set {
+				return fmt.Errorf("kafka: ReaderConfig.%s cannot be used with GroupProtocol %q: the broker's group.consumer.* settings replace it", f.name, GroupProtocolConsumer)
+			}
+		}
 	}
 	return nil
 }
@@ -390,6 +432,8 @@ func NewReader(config ReaderConfig) *Reader {
 		Logger:                 config.Logger,
 		ErrorLogger:            config.ErrorLogger,
 		GroupInstanceID:        config.GroupInstanceID,
+		groupProtocol:          config.GroupProtocol,
+		serverAssignor:         config.ServerAssignor,
 		transport:              transport,
 		keepsPartitions:        true,
 	}

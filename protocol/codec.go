@@ -170,6 +170,17 @@ func (c *compiler) build(t reflect.Type, version int16, flexible, nullable, stri
 			return nil, err
 		}
 		return arrayCodec(t, elem, flexible, nullable), nil
+	case reflect.Pointer:
+		if t.Elem().Kind() == reflect.Struct && !isRecordsType(t.Elem()) {
+			if !nullable {
+				return nil, fmt.Errorf("kafka protocol: %s: a pointer field is a nullable struct and needs the nullable option", t)
+			}
+			elem, err := c.build(t.Elem(), version, flexible, false, strict)
+			if err != nil {
+				return nil, err
+			}
+			return nullableStructCodec(t, elem), nil
+		}
 	case reflect.Struct:
 		key := codecKey{t: t, version: version, flexible: flexible, strict: strict}
 		if cached := c.cache[key]; cached != nil {
@@ -332,6 +343,40 @@ func uuidCodec() *codec {
 				}
 			}
 		})
+}
+
+// nullableStructCodec handles a pointer to a struct: a nullable struct of
+// the spec, an INT8 of -1 for null, or of 1 followed by the struct.
+func nullableStructCodec(t reflect.Type, elem *codec) *codec {
+	c := &codec{minSize: 1, fixed: -1, hasRecords: elem.hasRecords}
+	c.size = func(s *encodeState, v reflect.Value) int {
+		if v.IsNil() {
+			return 1
+		}
+		return 1 + elem.size(s, v.Elem())
+	}
+	c.encode = func(w *wireWriter, v reflect.Value) {
+		if v.IsNil() {
+			w.int8(-1)
+			return
+		}
+		w.int8(1)
+		elem.encode(w, v.Elem())
+	}
+	c.decode = func(r *wireReader, v reflect.Value) {
+		marker := r.int8()
+		if r.err != nil {
+			return
+		}
+		if marker < 0 {
+			v.SetZero()
+			return
+		}
+		p := reflect.New(t.Elem())
+		elem.decode(r, p.Elem())
+		v.Set(p)
+	}
+	return c
 }
 
 func arrayCodec(t reflect.Type, elem *codec, flexible, nullable bool) *codec {

@@ -67,6 +67,9 @@
 //	                          for any supported T; when nullable, nil is null
 //	struct                    its fields, in order, inline; in flexible
 //	                          versions followed by its own tagged fields
+//	*struct                   a nullable struct (the field must be
+//	                          nullable): INT8 -1 for nil, else 1 and the
+//	                          struct
 //	RecordSet, RawRecordSet   RECORDS: nullable bytes (compact in flexible
 //	                          versions) that the value renders with WriteTo
 //	                          and parses with ReadFrom; the zero value is

@@ -11,6 +11,7 @@ import (
 	_ "github.com/segmentio/kafka-go/protocol/alteruserscramcredentials"
 	_ "github.com/segmentio/kafka-go/protocol/apiversions"
 	_ "github.com/segmentio/kafka-go/protocol/consumer"
+	_ "github.com/segmentio/kafka-go/protocol/consumergroupheartbeat"
 	_ "github.com/segmentio/kafka-go/protocol/createacls"
 	_ "github.com/segmentio/kafka-go/protocol/createpartitions"
 	_ "github.com/segmentio/kafka-go/protocol/createtopics"

@@ -66,6 +66,7 @@ const (
 	AlterClientQuotas            ApiKey = 49
 	DescribeUserScramCredentials ApiKey = 50
 	AlterUserScramCredentials    ApiKey = 51
+	ConsumerGroupHeartbeat       ApiKey = 68
 
 	numApis = 52
 )

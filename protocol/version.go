@@ -22,10 +22,17 @@ var apiNames = strings.Fields(`
 	DescribeClientQuotas AlterClientQuotas DescribeUserScramCredentials
 	AlterUserScramCredentials`)
 
+// laterAPINames names the APIs past the contiguous list above that this
+// package implements.
+var laterAPINames = map[ApiKey]string{ConsumerGroupHeartbeat: "ConsumerGroupHeartbeat"}
+
 // String returns the API's name, or its number for keys without a name.
 func (k ApiKey) String() string {
 	if k >= 0 && int(k) < len(apiNames) && apiNames[k] != "" {
 		return apiNames[k]
+	}
+	if name, ok := laterAPINames[k]; ok {
+		return name
 	}
 	return strconv.Itoa(int(k))
 }

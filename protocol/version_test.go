@@ -9,7 +9,8 @@ import (
 func TestApiKeyString(t *testing.T) {
 	for k, want := range map[ApiKey]string{
 		Produce: "Produce", InitProducerId: "InitProducerId",
-		AlterUserScramCredentials: "AlterUserScramCredentials", 1000: "1000", -1: "-1",
+		AlterUserScramCredentials: "AlterUserScramCredentials", ConsumerGroupHeartbeat: "ConsumerGroupHeartbeat",
+		1000: "1000", -1: "-1", 52: "52",
 	} {
 		if got := k.String(); got != want {
 			t.Errorf("%d: %q, want %q", int(k), got, want)

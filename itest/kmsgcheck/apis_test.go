@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go/protocol/alterpartitionreassignments"
 	"github.com/segmentio/kafka-go/protocol/alteruserscramcredentials"
 	"github.com/segmentio/kafka-go/protocol/apiversions"
+	"github.com/segmentio/kafka-go/protocol/consumergroupheartbeat"
 	"github.com/segmentio/kafka-go/protocol/createacls"
 	"github.com/segmentio/kafka-go/protocol/createpartitions"
 	"github.com/segmentio/kafka-go/protocol/createtopics"
@@ -59,6 +60,7 @@ var apiPackages = []apiPackage{
 	{"alterpartitionreassignments", func() protocol.Message { return new(alterpartitionreassignments.Request) }, func() protocol.Message { return new(alterpartitionreassignments.Response) }},
 	{"alteruserscramcredentials", func() protocol.Message { return new(alteruserscramcredentials.Request) }, func() protocol.Message { return new(alteruserscramcredentials.Response) }},
 	{"apiversions", func() protocol.Message { return new(apiversions.Request) }, func() protocol.Message { return new(apiversions.Response) }},
+	{"consumergroupheartbeat", func() protocol.Message { return new(consumergroupheartbeat.Request) }, func() protocol.Message { return new(consumergroupheartbeat.Response) }},
 	{"createacls", func() protocol.Message { return new(createacls.Request) }, func() protocol.Message { return new(createacls.Response) }},
 	{"createpartitions", func() protocol.Message { return new(createpartitions.Request) }, func() protocol.Message { return new(createpartitions.Response) }},
 	{"createtopics", func() protocol.Message { return new(createtopics.Request) }, func() protocol.Message { return new(createtopics.Response) }},
