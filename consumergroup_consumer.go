@@ -157,10 +157,10 @@ func (cg *ConsumerGroup) runConsumer() {
 		m.reconcile()
 		wait := m.interval
 		switch {
-		case m.sendOwned || m.full:
-			wait = 0
 		case m.failures > 0:
 			wait = backoff(m.failures, 100*time.Millisecond, min(m.interval, time.Second))
+		case m.sendOwned || m.full:
+			wait = 0
 		}
 		timer.Stop()
 		select {
