@@ -393,3 +393,37 @@ func TestConsumerProtocolMixedWithFranzGo(t *testing.T) {
 		t.Logf("members after the Readers left: %v", got)
 	}
 }
+
+// Moving a group to the "consumer" protocol once it is empty: the classic
+// members commit and leave, and the first member of the new protocol
+// starts where they stopped. While a classic member is still in the group,
+// kfake refuses the newcomer (it does not convert groups online, which
+// Kafka does when group.consumer.migration.policy allows it): the Reader
+// reports the error and tries again, and joins once the classic member
+// is gone.
+func TestConsumerProtocolTakesOverEmptyClassicGroup(t *testing.T) {
+	const topic, group, partitions, n = "kip848-move", "kip848-move-group", 3, 20
+	addrs, _ := start848(t, topic, partitions)
+	cl := newProducer(t, addrs)
+	produce(t, cl, topic, partitions, n)
+	c := newCollector()
+	classic := startMember(t, addrs, group, topic, "classic", c)
+	waitDistinct(t, c, partitions*n)
+
+	next := startMember(t, addrs, group, topic, "consumer", c, consumerProtocol)
+	produce(t, cl, topic, partitions, n)
+	waitDistinct(t, c, 2*partitions*n) // read by the classic member
+	if got := c.countBy("consumer"); got != 0 {
+		t.Fatalf("the consumer-protocol member read %d records while the classic member was in the group", got)
+	}
+	classic.stop()
+	wait848(t, cl, group, 1, partitions)
+	produce(t, cl, topic, partitions, n)
+	waitDistinct(t, c, 3*partitions*n)
+	next.stop()
+	c.checkExactlyOnce(t, partitions, 0, 3*n)
+	if got := c.countBy("consumer"); got != partitions*n {
+		t.Fatalf("the consumer-protocol member read %d records, want the %d produced after the classic member left", got, partitions*n)
+	}
+	checkNoGoroutines(t)
+}
