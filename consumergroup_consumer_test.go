@@ -305,9 +305,23 @@ func TestConsumerProtocolOldBroker(t *testing.T) {
 	if i := stub.find(0, func(m protocol.Message) bool { _, ok := m.(*cgh.Request); return ok }); i >= 0 {
 		t.Fatal("a heartbeat was sent")
 	}
+
+	cg, err := NewConsumerGroup(ConsumerGroupConfig{ID: "g", Brokers: unreachableBrokers, Topics: []string{"t"},
+		GroupProtocol: GroupProtocolConsumer, transport: stub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.Close()
+	if _, err := cg.Next(ctx); !errors.Is(err, UnsupportedVersion) || !strings.Contains(err.Error(), `ConsumerGroupConfig.GroupProtocol "consumer" needs Kafka 4.0`) {
+		t.Fatalf("ConsumerGroup: %v", err)
+	}
 }
 
 func TestConsumerProtocolValidate(t *testing.T) {
+	cg := ConsumerGroupConfig{ID: "g", Brokers: unreachableBrokers, Topics: []string{"t"}, ServerAssignor: "range"}
+	if err := cg.Validate(); err == nil || err.Error() != `kafka: ServerAssignor needs ConsumerGroupConfig.GroupProtocol "consumer"` {
+		t.Errorf("ConsumerGroupConfig: %v", err)
+	}
 	base := ReaderConfig{Brokers: unreachableBrokers, Topic: "t", GroupID: "g"}
 	for _, tc := range []struct {
 		modify func(*ReaderConfig)

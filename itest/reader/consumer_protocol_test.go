@@ -427,3 +427,99 @@ func TestConsumerProtocolTakesOverEmptyClassicGroup(t *testing.T) {
 	}
 	checkNoGoroutines(t)
 }
+
+// ConsumerGroup with GroupProtocol "consumer": three members join one
+// after the other. A partition is never held by two members' generations
+// at once (a member tells the broker it gave partitions up only once the
+// functions of its previous generation returned), and the latest
+// generation of each member holds what the broker says it assigned.
+func TestConsumerProtocolConsumerGroup(t *testing.T) {
+	const topic, group, partitions = "kip848-cg", "kip848-cg-group", 6
+	addrs, _ := start848(t, topic, partitions)
+	admin := newProducer(t, addrs)
+	var mu sync.Mutex
+	owner := map[int]string{}
+	latest := map[string][]int{} // member ID -> partitions of its latest generation
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	var groups []*kafka.ConsumerGroup
+	join := func() {
+		cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+			ID:               group,
+			Brokers:          addrs,
+			Topics:           []string{topic},
+			GroupProtocol:    kafka.GroupProtocolConsumer,
+			JoinGroupBackoff: 200 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups = append(groups, cg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				gen, err := cg.Next(ctx)
+				if err != nil {
+					if ctx.Err() == nil && !errors.Is(err, kafka.ErrGroupClosed) {
+						t.Errorf("Next: %v", err)
+					}
+					return
+				}
+				var mine []int
+				for _, a := range gen.Assignments[topic] {
+					mine = append(mine, a.ID)
+				}
+				sort.Ints(mine)
+				gen.Start(func(ctx context.Context) {
+					mu.Lock()
+					latest[gen.MemberID] = mine
+					for _, p := range mine {
+						if o, ok := owner[p]; ok {
+							t.Errorf("partition %d handed to %s while %s holds it", p, gen.MemberID, o)
+						}
+						owner[p] = gen.MemberID
+					}
+					mu.Unlock()
+					<-ctx.Done()
+					time.Sleep(20 * time.Millisecond) // a slow hand-over
+					mu.Lock()
+					for _, p := range mine {
+						if owner[p] == gen.MemberID {
+							delete(owner, p)
+						}
+					}
+					mu.Unlock()
+				})
+			}
+		}()
+	}
+	for n := 1; n <= 3; n++ {
+		join()
+		members := wait848(t, admin, group, n, partitions)
+		waitFor(t, "the generations to match the assignment", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			for id, m := range members {
+				if fmt.Sprint(latest[id]) != fmt.Sprint(int32sToInts(m.partitions)) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	for _, cg := range groups {
+		cg.Close()
+	}
+	cancel()
+	wg.Wait()
+}
+
+func int32sToInts(s []int32) []int {
+	out := make([]int, len(s))
+	for i, v := range s {
+		out[i] = int(v)
+	}
+	return out
+}
