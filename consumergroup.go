@@ -131,12 +131,22 @@ type ConsumerGroupConfig struct {
 	// empty, a dynamic member.
 	GroupInstanceID string
 
-	// groupProtocol and serverAssignor are ReaderConfig's GroupProtocol
-	// and ServerAssignor: with GroupProtocolConsumer the group runs
-	// runConsumer (consumergroup_consumer.go) instead of run. Only a
-	// Reader sets them.
-	groupProtocol  string
-	serverAssignor string
+	// GroupProtocol selects the group protocol: GroupProtocolClassic
+	// ("classic", the default when empty) or GroupProtocolConsumer
+	// ("consumer", KIP-848, Kafka 4.0 or later), where the broker assigns
+	// the partitions and members only heartbeat; see
+	// ReaderConfig.GroupProtocol. With "consumer", GroupBalancers,
+	// HeartbeatInterval, SessionTimeout and WatchPartitionChanges have no
+	// effect (the broker's group.consumer.* settings replace them), and
+	// each change of this member's partitions ends the generation: the
+	// next one starts once the functions of Start returned, and only then
+	// is the broker told that the partitions taken away are free.
+	GroupProtocol string
+
+	// ServerAssignor names the broker's assignor ("uniform" or "range"
+	// in Kafka 4.0) with GroupProtocol "consumer"; empty leaves it to the
+	// broker.
+	ServerAssignor string
 
 	// transport, when set, is used instead of a transport of the group's own;
 	// a Reader shares its transport with its group this way.
@@ -205,7 +215,7 @@ func (config *ConsumerGroupConfig) Validate() error {
 	if err := validateGroupInstanceID(config.GroupInstanceID); err != nil {
 		return err
 	}
-	if err := validateGroupProtocol("ReaderConfig.GroupProtocol", config.groupProtocol, config.serverAssignor); err != nil {
+	if err := validateGroupProtocol("ConsumerGroupConfig.GroupProtocol", config.GroupProtocol, config.ServerAssignor); err != nil {
 		return err
 	}
 	cgDefaultDuration(&config.Timeout, groupDefaultTimeout)
@@ -279,7 +289,7 @@ func NewConsumerGroup(config ConsumerGroupConfig) (*ConsumerGroup, error) {
 	cg.wg.Add(1)
 	go func() {
 		defer cg.wg.Done()
-		if config.groupProtocol == GroupProtocolConsumer {
+		if config.GroupProtocol == GroupProtocolConsumer {
 			cg.runConsumer()
 		} else {
 			cg.run()

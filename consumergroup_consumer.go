@@ -21,9 +21,11 @@ import (
 // member epoch) with the partitions it takes away as revoked, as for the
 // cooperative balancer: the Reader stops those, commits their offsets and
 // ends the generation, and only then does the member acknowledge the new
-// set in its next heartbeat.
+// set in its next heartbeat. A ConsumerGroup used directly gives every
+// partition up at each generation's end (its Start functions return), so
+// there the member acknowledges as soon as the previous generation closed.
 
-// Values of ReaderConfig.GroupProtocol.
+// Values of ReaderConfig.GroupProtocol and ConsumerGroupConfig.GroupProtocol.
 const (
 	GroupProtocolClassic  = "classic"
 	GroupProtocolConsumer = "consumer"
@@ -101,8 +103,12 @@ func (cg *ConsumerGroup) checkConsumerProtocol() error {
 			return nil
 		}
 	}
-	return &fatalGroupError{fmt.Errorf("kafka: ReaderConfig.GroupProtocol %q needs Kafka 4.0 or later (brokers that support ConsumerGroupHeartbeat, KIP-848); this broker does not, use %q: %w",
-		GroupProtocolConsumer, GroupProtocolClassic, UnsupportedVersion)}
+	option := "ConsumerGroupConfig.GroupProtocol"
+	if cg.config.keepsPartitions {
+		option = "ReaderConfig.GroupProtocol"
+	}
+	return &fatalGroupError{fmt.Errorf("kafka: %s %q needs Kafka 4.0 or later (brokers that support ConsumerGroupHeartbeat, KIP-848); this broker does not, use %q: %w",
+		option, GroupProtocolConsumer, GroupProtocolClassic, UnsupportedVersion)}
 }
 
 // runConsumer is run for the "consumer" protocol: it heartbeats until the
@@ -157,10 +163,10 @@ func (cg *ConsumerGroup) runConsumer() {
 		m.reconcile()
 		wait := m.interval
 		switch {
-		case m.sendOwned || m.full:
-			wait = 0
 		case m.failures > 0:
 			wait = backoff(m.failures, 100*time.Millisecond, min(m.interval, time.Second))
+		case m.sendOwned || m.full:
+			wait = 0
 		}
 		timer.Stop()
 		select {
@@ -191,7 +197,7 @@ func (m *consumerMember) heartbeat() error {
 	if m.full {
 		req.RebalanceTimeoutMs = int32(cfg.RebalanceTimeout / time.Millisecond)
 		req.SubscribedTopicNames = append([]string{}, cfg.Topics...)
-		req.ServerAssignor = cfg.serverAssignor
+		req.ServerAssignor = cfg.ServerAssignor
 	}
 	if m.full || m.sendOwned {
 		// Empty, not null, when joining: brokers refuse anything else.
@@ -332,6 +338,11 @@ func (m *consumerMember) reconcile() {
 	m.cg.withLogger(func(l Logger) {
 		l.Printf("group %s: member %s epoch %d assigned %v, revoked %v", m.cg.config.ID, m.memberID, m.epoch.Load(), target, revoked)
 	})
+	if !m.cg.config.keepsPartitions {
+		// The generation just closed gave every partition up (its
+		// functions returned): nothing is left to revoke.
+		revoked = nil
+	}
 	m.newGeneration(m.cg.makeAssignments(target, offsets), revoked)
 	if len(revoked) > 0 {
 		m.reconciling = target

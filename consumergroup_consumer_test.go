@@ -32,6 +32,10 @@ type stub848 struct {
 	assign   []int32
 	fence    bool
 	old      bool
+	// failNext answers the next heartbeat with this error code;
+	// staleCommits answers that many commits with STALE_MEMBER_EPOCH.
+	failNext     int16
+	staleCommits int
 
 	// onHeartbeat, when set, sees each heartbeat before it is answered.
 	onHeartbeat func(*cgh.Request)
@@ -63,6 +67,10 @@ func (s *stub848) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Re
 		case s.fence:
 			s.fence = false
 			return &cgh.Response{ErrorCode: int16(FencedMemberEpoch), MemberEpoch: -1}, nil
+		case s.failNext != 0:
+			code := s.failNext
+			s.failNext = 0
+			return &cgh.Response{ErrorCode: code}, nil
 		}
 		res := &cgh.Response{MemberEpoch: s.epoch, HeartbeatIntervalMs: 5}
 		if r.MemberEpoch == 0 {
@@ -89,10 +97,15 @@ func (s *stub848) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Re
 		return res, nil
 	case *offsetcommit.Request:
 		res := &offsetcommit.Response{}
+		var code int16
+		if s.staleCommits > 0 {
+			s.staleCommits--
+			code = int16(StaleMemberEpoch)
+		}
 		for _, t := range r.Topics {
 			rt := offsetcommit.ResponseTopic{Name: t.Name}
 			for _, p := range t.Partitions {
-				rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex})
+				rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex, ErrorCode: code})
 			}
 			res.Topics = append(res.Topics, rt)
 		}
@@ -292,9 +305,23 @@ func TestConsumerProtocolOldBroker(t *testing.T) {
 	if i := stub.find(0, func(m protocol.Message) bool { _, ok := m.(*cgh.Request); return ok }); i >= 0 {
 		t.Fatal("a heartbeat was sent")
 	}
+
+	cg, err := NewConsumerGroup(ConsumerGroupConfig{ID: "g", Brokers: unreachableBrokers, Topics: []string{"t"},
+		GroupProtocol: GroupProtocolConsumer, transport: stub})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cg.Close()
+	if _, err := cg.Next(ctx); !errors.Is(err, UnsupportedVersion) || !strings.Contains(err.Error(), `ConsumerGroupConfig.GroupProtocol "consumer" needs Kafka 4.0`) {
+		t.Fatalf("ConsumerGroup: %v", err)
+	}
 }
 
 func TestConsumerProtocolValidate(t *testing.T) {
+	cg := ConsumerGroupConfig{ID: "g", Brokers: unreachableBrokers, Topics: []string{"t"}, ServerAssignor: "range"}
+	if err := cg.Validate(); err == nil || err.Error() != `kafka: ServerAssignor needs ConsumerGroupConfig.GroupProtocol "consumer"` {
+		t.Errorf("ConsumerGroupConfig: %v", err)
+	}
 	base := ReaderConfig{Brokers: unreachableBrokers, Topic: "t", GroupID: "g"}
 	for _, tc := range []struct {
 		modify func(*ReaderConfig)
@@ -320,5 +347,55 @@ func TestConsumerProtocolValidate(t *testing.T) {
 		if (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
 			t.Errorf("%+v: %v, want %q", c, err, tc.err)
 		}
+	}
+}
+
+// A heartbeat that finds no coordinator does not cost the member its
+// partitions: it keeps reading them, and says everything again (topics,
+// owned partitions, same epoch) in the next heartbeat. A commit refused
+// with STALE_MEMBER_EPOCH is sent again, and succeeds.
+func TestConsumerProtocolTransientErrors(t *testing.T) {
+	stub := &stub848{}
+	stub.set(3, 0, 1)
+	r := newStub848Reader(stub, func(c *ReaderConfig) { c.CommitInterval = 0 })
+	defer r.Close()
+	acked, _ := stub.waitFor(t, "acknowledgement", 0, owning(3, 0, 1))
+	stub.mu.Lock()
+	stub.failNext = int16(NotCoordinatorForGroup)
+	stub.mu.Unlock()
+	failed, _ := stub.waitFor(t, "failed heartbeat", acked+1, func(m protocol.Message) bool { _, ok := m.(*cgh.Request); return ok })
+	_, m := stub.waitFor(t, "heartbeat after the failure", failed+1, func(m protocol.Message) bool { _, ok := m.(*cgh.Request); return ok })
+	if hb := m.(*cgh.Request); !owning(3, 0, 1)(hb) || hb.SubscribedTopicNames == nil || hb.RebalanceTimeoutMs != 30000 {
+		t.Fatalf("heartbeat after the failure %+v", hb)
+	}
+	r.mu.Lock()
+	readers := len(r.coop)
+	r.mu.Unlock()
+	if readers != 2 {
+		t.Fatalf("%d partition readers after a failed heartbeat, want 2", readers)
+	}
+
+	stub.mu.Lock()
+	stub.staleCommits = 1
+	stub.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.CommitMessages(ctx, Message{Topic: "t", Partition: 0, Offset: 9}); err != nil {
+		t.Fatalf("commit after STALE_MEMBER_EPOCH: %v", err)
+	}
+	if n := stub.find(0, func(m protocol.Message) bool { _, ok := m.(*offsetcommit.Request); return ok }); n < 0 {
+		t.Fatal("no commit")
+	}
+	commits := 0
+	for i := 0; ; i++ {
+		j := stub.find(i, func(m protocol.Message) bool { _, ok := m.(*offsetcommit.Request); return ok })
+		if j < 0 {
+			break
+		}
+		commits++
+		i = j
+	}
+	if commits != 2 {
+		t.Fatalf("%d commits, want 2 (one refused, one retried)", commits)
 	}
 }

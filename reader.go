@@ -432,8 +432,8 @@ func NewReader(config ReaderConfig) *Reader {
 		Logger:                 config.Logger,
 		ErrorLogger:            config.ErrorLogger,
 		GroupInstanceID:        config.GroupInstanceID,
-		groupProtocol:          config.GroupProtocol,
-		serverAssignor:         config.ServerAssignor,
+		GroupProtocol:          config.GroupProtocol,
+		ServerAssignor:         config.ServerAssignor,
 		transport:              transport,
 		keepsPartitions:        true,
 	}
