@@ -319,6 +319,9 @@ type writerState struct {
 	// (queued, being sent, or waiting for their Completion): bytes that
 	// come back without anyone's help. See partialsWanted.
 	returning atomic.Int64
+	// roomAhead is the places the open batches hold beyond their first
+	// for messages to come, at most roomAheadLimit (writer_batchroom.go).
+	roomAhead atomic.Int64
 }
 
 type topicPartition struct {

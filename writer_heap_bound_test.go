@@ -57,12 +57,15 @@ func (g *gatedAcks) close() {
 //	                  to the allocator's size class)
 //	heapPerPartition  a partition written to: its writer, its open batch,
 //	                  its linger entry, its part of a Produce request
+//	heapRoomAhead     places open batches hold for messages to come
+//	                  (roomAheadLimit Message structs)
 //	heapConstant      the Writer, its sinks, metadata, a caller's call
-//	                  being accepted
+//	                  being accepted, heapRoomAhead
 var (
 	heapPerMessage         = int64(9 * unsafe.Sizeof(Message{}) / 4)
 	heapPerPartition int64 = 2048
-	heapConstant     int64 = 1 << 20
+	heapRoomAhead    int64 = 1 << 20
+	heapConstant     int64 = 1<<20 + heapRoomAhead
 )
 
 // TestWriterHeapWithinBoundAtThousandPartitions writes to 1000 partitions
