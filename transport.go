@@ -49,7 +49,10 @@ type Transport struct {
 	MetadataTTL time.Duration
 
 	// MetadataTopics restricts the cached metadata to these topics; empty
-	// means all topics of the cluster.
+	// means the topics the requests sent through the Transport name (the
+	// topics in use, not every topic of the cluster). A Metadata request
+	// for all topics is then sent to a broker rather than answered from
+	// the cache.
 	MetadataTopics []string
 
 	// ClientID is sent to the brokers in every request header.
@@ -99,8 +102,10 @@ func (t *Transport) CloseIdleConnections() {
 // to the broker that must handle it: the partition leader, the group or
 // transaction coordinator, or any broker. It picks, per connection, the
 // highest version of the API that both the broker and this package
-// support. Metadata requests are answered from a cache refreshed every
-// MetadataTTL or as soon as a broker reports that the cache is out of date.
+// support. Metadata requests are answered from a cache of the topics in
+// use (see MetadataTopics), refreshed when a request needs it after
+// MetadataTTL, when a request names a topic not in use yet, or as soon as
+// a broker reports that the cache is out of date.
 func (t *Transport) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Response, error) {
 	if addr == nil {
 		return nil, errors.New("kafka: no address given for the kafka cluster")

@@ -38,13 +38,21 @@ type cluster struct {
 	active  atomic.Int64
 	dropped atomic.Bool
 
+	// wanted is the set of topics in use, which the metadata refreshes
+	// ask for when metadataTopics is nil; replaced, never modified, under
+	// mu (transport_topics.go).
+	wanted atomic.Pointer[map[string]struct{}]
+
 	mu            sync.Mutex
 	brokers       map[int32]*connPool
 	state         *clusterState
 	refreshing    *refreshCall
 	invalidatedAt time.Time
-	coordinators  map[coordinatorKey]int32
-	lookups       map[coordinatorKey]*coordinatorCall
+	// widenedAt is when a topic was last added to wanted: lookups wait
+	// for a refresh sent after it (transport_topics.go).
+	widenedAt    time.Time
+	coordinators map[coordinatorKey]int32
+	lookups      map[coordinatorKey]*coordinatorCall
 }
 
 // clusterState is an immutable snapshot of the cluster's metadata.
@@ -58,6 +66,7 @@ type clusterState struct {
 type refreshCall struct {
 	done    chan struct{}
 	started time.Time
+	topics  []string // asked for
 	state   *clusterState
 	err     error
 }
@@ -153,6 +162,9 @@ func (cl *cluster) getState(ctx context.Context, after time.Time) (*clusterState
 		if after.Before(cl.invalidatedAt) {
 			after = cl.invalidatedAt
 		}
+		if after.Before(cl.widenedAt) {
+			after = cl.widenedAt
+		}
 		s := cl.state
 		if s != nil && !s.started.Before(after) {
 			if time.Now().After(s.expires) && cl.refreshing == nil {
@@ -203,7 +215,7 @@ func (cl *cluster) invalidate() {
 // startRefresh sends a Metadata request in the background. cl.mu must be
 // held.
 func (cl *cluster) startRefresh() *refreshCall {
-	call := &refreshCall{done: make(chan struct{}), started: time.Now()}
+	call := &refreshCall{done: make(chan struct{}), started: time.Now(), topics: cl.refreshTopicsLocked()}
 	cl.refreshing = call
 	go cl.refresh(call)
 	return call
@@ -213,7 +225,7 @@ func (cl *cluster) refresh(call *refreshCall) {
 	ctx, cancel := context.WithTimeout(cl.ctx, cl.cfg.dialTimeout+cl.metadataTTL)
 	defer cancel()
 
-	res, err := cl.fetchMetadata(ctx)
+	res, err := cl.fetchMetadata(ctx, call.topics)
 	var s *clusterState
 	if err == nil {
 		s = newClusterState(res, call.started, cl.metadataTTL)
@@ -229,14 +241,12 @@ func (cl *cluster) refresh(call *refreshCall) {
 	close(call.done)
 }
 
-// fetchMetadata asks the bootstrap servers for the layout, and the known
-// brokers when they cannot answer.
-func (cl *cluster) fetchMetadata(ctx context.Context) (*metadata.Response, error) {
+// fetchMetadata asks the bootstrap servers for the layout of topics, and
+// the known brokers when they cannot answer.
+func (cl *cluster) fetchMetadata(ctx context.Context, topics []string) (*metadata.Response, error) {
 	ask := func(p *connPool) (*metadata.Response, error) {
-		req := &metadata.Request{TopicNames: cl.metadataTopics}
-		if cl.metadataTopics != nil {
-			req.TopicNames = append([]string{}, cl.metadataTopics...)
-		}
+		// A request of its own per attempt: Prepare may rewrite it.
+		req := &metadata.Request{TopicNames: append([]string{}, topics...)}
 		m, err := p.roundTrip(ctx, req)
 		if err != nil {
 			return nil, err
@@ -336,6 +346,7 @@ func (cl *cluster) roundTrip(ctx context.Context, req Request) (Response, error)
 	if m, ok := req.(*metadata.Request); ok {
 		return cl.metadata(ctx, m)
 	}
+	cl.useTopicsOf(req)
 	start := time.Now()
 	s, err := cl.getState(ctx, time.Time{})
 	if err != nil {
@@ -359,6 +370,7 @@ func (cl *cluster) roundTrip(ctx context.Context, req Request) (Response, error)
 				created = append(created, t.Name)
 			}
 		}
+		cl.useTopics(created)
 		cl.waitForTopics(ctx, created)
 	case *deletetopics.Response, *createpartitions.Response:
 		cl.invalidate()
@@ -501,6 +513,7 @@ func (t *Transport) lease(ctx context.Context, addr net.Addr, req protocol.Broke
 }
 
 func (cl *cluster) lease(ctx context.Context, req protocol.BrokerMessage) (*connLease, error) {
+	cl.useTopicsOf(req)
 	start := time.Now()
 	s, err := cl.getState(ctx, time.Time{})
 	if err != nil {
@@ -546,18 +559,24 @@ func isRequestError(err error) bool {
 
 // metadata answers a Metadata request from the cache, like the original
 // transport does, except that topics missing from the cache cause one
-// refresh first (they may have just been created elsewhere).
+// refresh first (they may have just been created elsewhere), and that a
+// request for all topics goes to a broker unless MetadataTopics limits the
+// cache (the cache holds the topics in use; transport_topics.go).
 func (cl *cluster) metadata(ctx context.Context, req *metadata.Request) (Response, error) {
-	s, err := cl.getState(ctx, time.Time{})
-	if err != nil {
-		return nil, err
-	}
 	names := req.TopicNames
 	if names == nil && req.Topics != nil {
 		names = make([]string, len(req.Topics))
 		for i, t := range req.Topics {
 			names[i] = t.Name
 		}
+	}
+	cl.useTopics(names)
+	s, err := cl.getState(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	if names == nil && cl.metadataTopics == nil {
+		return cl.send(ctx, req, s, time.Now())
 	}
 	if missingTopics(s, cl.cacheable(names)) && !req.AllowAutoTopicCreation && time.Since(s.started) > 200*time.Millisecond {
 		if s2, err := cl.getState(ctx, time.Now()); err == nil {
@@ -576,6 +595,7 @@ func (cl *cluster) metadata(ctx context.Context, req *metadata.Request) (Respons
 				created = append(created, t.Name)
 			}
 		}
+		cl.useTopics(created)
 		cl.waitForTopics(ctx, created)
 		return m, nil
 	}
@@ -600,9 +620,11 @@ func (cl *cluster) cacheable(topics []string) []string {
 	return out
 }
 
+// missingTopics reports whether the cached state lacks one of the topics,
+// or knows it only as one the cluster did not have when asked.
 func missingTopics(s *clusterState, names []string) bool {
 	for _, name := range names {
-		if _, ok := s.layout.Topics[name]; !ok {
+		if t, ok := s.layout.Topics[name]; !ok || t.Error == int16(UnknownTopicOrPartition) {
 			return true
 		}
 	}

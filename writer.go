@@ -234,6 +234,12 @@ type Writer struct {
 	// While a caller waits for these bytes and no batch on its way to the
 	// broker or to Completion will give any back, the partial batches that
 	// hold them are sent at once rather than at BatchTimeout.
+	//
+	// The bound counts message bytes, not the Writer's memory: each message
+	// held also costs its Message struct in its batch, up to 400 bytes with
+	// the batch's share (more than the data for small messages), plus about
+	// 2 KiB per partition written to and a few MiB for the Writer itself;
+	// docs/backpressure.md gives the whole formula.
 	MaxBufferedBytes int64
 
 	// Idempotent makes the brokers drop the copies that retries would
@@ -319,6 +325,9 @@ type writerState struct {
 	// (queued, being sent, or waiting for their Completion): bytes that
 	// come back without anyone's help. See partialsWanted.
 	returning atomic.Int64
+	// roomAhead is the places the open batches hold beyond their first
+	// for messages to come, at most roomAheadLimit (writer_batchroom.go).
+	roomAhead atomic.Int64
 }
 
 type topicPartition struct {

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
 )
@@ -52,17 +51,26 @@ func (g *gatedAcks) close() {
 // The heap a Writer may use beyond the message data MaxBufferedBytes
 // counts (docs/backpressure.md, "The bound is the memory"):
 //
-//	heapPerMessage    the Message struct in its batch, with the batch's
-//	                  room to grow (at most twice the messages, rounded up
-//	                  to the allocator's size class)
+//	heapPerMessage    a message held: its Message struct in its batch,
+//	                  with the batch's unused places (a closed batch keeps
+//	                  at most 320 B of them per message, writer_batchroom.go)
+//	                  and its share of the batch, allocator rounding
+//	                  included
 //	heapPerPartition  a partition written to: its writer, its open batch,
 //	                  its linger entry, its part of a Produce request
+//	heapRoomAhead     places open batches hold for messages to come
+//	                  (roomAheadLimit Message structs)
 //	heapConstant      the Writer, its sinks, metadata, a caller's call
-//	                  being accepted
+//	                  being accepted, heapRoomAhead
+//
+// Through a Transport, each request out is also encoded in a frame while
+// it is written (up to sinkMaxInflight per broker, in the formula's
+// constant); the stub round tripper of the test below encodes nothing.
 var (
-	heapPerMessage         = int64(9 * unsafe.Sizeof(Message{}) / 4)
+	heapPerMessage   int64 = 400
 	heapPerPartition int64 = 2048
-	heapConstant     int64 = 1 << 20
+	heapRoomAhead    int64 = 1 << 20
+	heapConstant     int64 = 1<<20 + heapRoomAhead
 )
 
 // TestWriterHeapWithinBoundAtThousandPartitions writes to 1000 partitions
@@ -77,7 +85,7 @@ var (
 func TestWriterHeapWithinBoundAtThousandPartitions(t *testing.T) {
 	const (
 		partitions = 1000
-		valueSize  = 512 // an allocator size class: the value costs what it counts
+		valueSize  = 100 // allocated as 112 B, counted as 123 (22 B of record overhead, 1 of headers)
 		perCall    = 100
 		budget     = 8 << 20
 	)

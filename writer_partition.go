@@ -71,6 +71,9 @@ type partitionWriter struct {
 	queue   batchQueue
 	sending *writeBatch
 	closed  bool
+	// lastLen is the number of messages of the last batch closed: the
+	// places the next one opens with (writer_batchroom.go).
+	lastLen int32
 	// closedSeq numbers the batches in the order they were closed (1, 2,
 	// ...); ackedSeq is the number of the last one acknowledged or failed,
 	// completedSeq that of the last one whose Completion call returned
@@ -116,7 +119,10 @@ type writeBatch struct {
 	msgs   []Message
 	bytes  int64 // sum of the messages' sizes, as accounted in the budgets
 	slot   bool  // holds one of the partition's slots
-	seq    uint64
+	// reserved is the places of msgs taken from the Writer's room-ahead
+	// allowance while the batch is open (writer_batchroom.go).
+	reserved int32
+	seq      uint64
 	// attempts counts the produce attempts made so far (sink only).
 	attempts int
 	// lingers says the batch is in the Writer's linger queue.
@@ -348,21 +354,15 @@ func (pw *partitionWriter) sendPartialLocked() {
 	}
 }
 
-// minBatchCap is the number of messages a new batch has room for, at least.
-const minBatchCap = 4
-
 // openLocked starts a new batch; slot says whether it holds a slot.
 func (pw *partitionWriter) openLocked(slot bool) {
-	// Room for a few messages, not BatchSize: a batch costs a Message
-	// struct per place, and at 1000 partitions BatchSize places each would
-	// cost more than the messages themselves. Growing by append keeps the
-	// places within about twice the messages held (docs/backpressure.md).
-	size := min(pw.w.batchSize(), minBatchCap)
+	places, reserved := pw.roomForNewBatch()
 	b := &writeBatch{
-		opened: time.Now(),
-		msgs:   make([]Message, 0, size),
-		slot:   slot,
-		done:   make(chan struct{}),
+		opened:   time.Now(),
+		msgs:     make([]Message, 0, places),
+		slot:     slot,
+		reserved: reserved,
+		done:     make(chan struct{}),
 	}
 	// Its BatchTimeout is queued by appendLocked, if the batch stays
 	// open. The flush at BatchTimeout only moves the batch to the queue,
@@ -375,6 +375,7 @@ func (pw *partitionWriter) openLocked(slot bool) {
 func (pw *partitionWriter) closeCurrentLocked() {
 	b := pw.cur
 	pw.cur = nil
+	pw.fitRoomLocked(b)
 	pw.w.state().stats.batchQueueTime.observeSince(b.opened)
 	pw.closedSeq++
 	b.seq = pw.closedSeq

@@ -145,14 +145,14 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.SetOutput(stderr)
 	cfg := Config{Client: client}
 	var brokers string
-	fs.StringVar(&cfg.Scenario, "scenario", Throughput, "throughput, slow, latency, create-topic, "+ConsumePartition+", "+ConsumeGroupRead+" or "+ConsumeGroupCommit)
+	fs.StringVar(&cfg.Scenario, "scenario", Throughput, "throughput, slow, latency, idle, create-topic, "+ConsumePartition+", "+ConsumeGroupRead+" or "+ConsumeGroupCommit)
 	fs.StringVar(&brokers, "brokers", "127.0.0.1:9092", "comma-separated bootstrap brokers")
 	fs.StringVar(&cfg.Topic, "topic", "bench", "topic to write to")
 	fs.IntVar(&cfg.Partitions, "partitions", 3, "partitions (create-topic; the consumers read them all)")
 	fs.IntVar(&cfg.Messages, "messages", 100000, "messages to write (slow: at most)")
 	fs.IntVar(&cfg.Size, "size", 100, "value size in bytes")
 	fs.StringVar(&cfg.Compression, "compression", "none", "none, "+strings.Join(Codecs, ", "))
-	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "slow: how long to produce and sample; consumers: how long reading everything may take")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "slow: how long to produce and sample; consumers: how long reading everything may take; idle: how long to stay idle")
 	fs.IntVar(&cfg.Rate, "rate", 0, "slow: offered messages per second (0 = unpaced)")
 	fs.DurationVar(&cfg.SampleEvery, "sample", 50*time.Millisecond, "heap sampling interval")
 	fs.IntVar(&cfg.Warmup, "warmup", 20, "latency: untimed writes first")
@@ -256,6 +256,8 @@ func Run(ctx context.Context, cfg Config, c Client) (*Result, error) {
 		return res, runLatency(ctx, cfg, c, res)
 	case ConsumePartition, ConsumeGroupRead, ConsumeGroupCommit:
 		return res, runConsume(ctx, cfg, c, res)
+	case Idle:
+		return res, runIdle(ctx, cfg, c, res)
 	case CreateTopic:
 		tc, ok := c.(TopicCreator)
 		if !ok {

@@ -44,6 +44,14 @@ type Result struct {
 	RebalanceMs    float64 `json:"rebalance_ms,omitempty"`
 	RebalanceError string  `json:"rebalance_error,omitempty"`
 
+	// Idle scenario: FirstAckMs is the time from creating the producer to
+	// the acknowledgement of its first message; IdleCPUSec the process's
+	// CPU time over the idle window (ElapsedSec long), IdleRSSBytes its
+	// resident set at the end of it.
+	FirstAckMs   float64 `json:"first_ack_ms,omitempty"`
+	IdleCPUSec   float64 `json:"idle_cpu_sec,omitempty"`
+	IdleRSSBytes int64   `json:"idle_rss_bytes,omitempty"`
+
 	Samples       []Sample `json:"samples,omitempty"`
 	PeakHeapBytes uint64   `json:"peak_heap_bytes"`
 	PeakBuffered  int64    `json:"peak_buffered"`

@@ -91,7 +91,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.clients, "clients", strings.Join(caseNames(), ","), "client cases to run")
 	fs.StringVar(&o.scenarios, "scenarios", "check,throughput,slow,latency,consume",
 		"scenarios to run; consume stands for "+strings.Join(consumeModes, ", ")+", which can also be named alone; "+
-			"partitions (1 to 1000 partitions of one topic, keyed messages) and topics (1 to 1000 topics) write docs/bench/partitions.md and topics.md of their own")
+			"partitions (1 to 1000 partitions of one topic, keyed messages) and topics (1 to 1000 topics) write docs/bench/partitions.md and topics.md of their own, "+
+			"idle (an idle producer and consumer on clusters of 1 and 1000 topics) docs/bench/idle.md")
 	fs.IntVar(&o.batches, "max-buffered-batches", 4, "MaxBufferedBatches of the bounded fork case (0: unset)")
 	fs.Int64Var(&o.bufBytes, "max-buffered-bytes", 16<<20, "MaxBufferedBytes of the bounded fork case (0: unset); also the semaphore case's budget")
 	fs.DurationVar(&o.slowDelay, "slow-delay", 100*time.Millisecond, "delay of every Produce in the slow scenario")
@@ -121,7 +122,7 @@ func parseFlags(args []string) (*options, error) {
 	}
 	for _, s := range splitList(o.scenarios) {
 		switch s {
-		case "check", "throughput", "slow", "latency", "consume", "partitions", "topics":
+		case "check", "throughput", "slow", "latency", "consume", "partitions", "topics", "idle":
 		case loadgen.ConsumePartition, loadgen.ConsumeGroupRead, loadgen.ConsumeGroupCommit:
 		default:
 			return nil, fmt.Errorf("unknown scenario %q", s)
@@ -447,6 +448,12 @@ func run(ctx context.Context, args []string) error {
 			if err := b.runSpread(ctx, kind, selected); err != nil {
 				return err
 			}
+		}
+	}
+	if contains(scen, "idle") {
+		spread++
+		if err := b.runIdle(ctx, selected); err != nil {
+			return err
 		}
 	}
 	if spread > 0 && spread == len(scen) {

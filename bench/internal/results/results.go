@@ -96,6 +96,13 @@ func Check(r loadgen.Result) error {
 		if r.ReadCPUSec <= 0 {
 			return errors.New("no CPU time measured")
 		}
+	case loadgen.Idle:
+		if r.Acked != 1 || r.FirstAckMs <= 0 {
+			return fmt.Errorf("acked %d, first ack after %.1f ms: want one message acknowledged", r.Acked, r.FirstAckMs)
+		}
+		if r.IdleCPUSec <= 0 || r.IdleRSSBytes <= 0 {
+			return errors.New("no idle CPU time or RSS measured")
+		}
 	case loadgen.SlowBroker:
 		if r.Acked == 0 {
 			return errors.New("nothing acknowledged under the slow broker")

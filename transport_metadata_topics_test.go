@@ -1,0 +1,181 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go/internal/fakebroker"
+	"github.com/segmentio/kafka-go/protocol/fetch"
+	"github.com/segmentio/kafka-go/protocol/metadata"
+)
+
+// The Transport's metadata refreshes ask for the topics the program uses,
+// not for every topic of the cluster (transport_topics.go): a program that
+// uses one topic of a large cluster must not pay for the others.
+
+// metaNames returns the topics a Metadata request asked for, and false for
+// a request for all topics.
+func metaNames(m *metadata.Request) ([]string, bool) {
+	if m.Topics != nil {
+		names := make([]string, len(m.Topics))
+		for i, t := range m.Topics {
+			names[i] = t.Name
+		}
+		return names, true
+	}
+	return m.TopicNames, m.TopicNames != nil
+}
+
+// metaRequests returns the Metadata requests fc received so far.
+func metaRequests(fc *fakebroker.Cluster) []*metadata.Request {
+	fc.Mu.Lock()
+	defer fc.Mu.Unlock()
+	return append([]*metadata.Request(nil), fc.MetaReqs...)
+}
+
+// checkMetaTopics fails unless every Metadata request fc received named
+// topics, all of them in allowed.
+func checkMetaTopics(t *testing.T, fc *fakebroker.Cluster, allowed ...string) [][]string {
+	t.Helper()
+	var all [][]string
+	for i, m := range metaRequests(fc) {
+		names, ok := metaNames(m)
+		if !ok {
+			t.Errorf("metadata request %d asked for every topic of the cluster", i)
+			continue
+		}
+		for _, n := range names {
+			if !slices.Contains(allowed, n) {
+				t.Errorf("metadata request %d asked for %q (topics %q), not in use", i, n, names)
+			}
+		}
+		all = append(all, names)
+	}
+	return all
+}
+
+func clusterWithOtherTopics(t *testing.T, others int) *fakebroker.Cluster {
+	fc := fakebroker.New(t, 1)
+	var names []string
+	for i := 0; i < others; i++ {
+		names = append(names, fmt.Sprintf("other-%d", i))
+	}
+	fc.AddTopics(names...)
+	return fc
+}
+
+// TestWriterMetadataRefreshNamesTopicInUse: a Writer of topic "t" on a
+// cluster of 100 more topics, with a MetadataTTL short enough that the
+// Transport refreshes many times while it writes: every refresh asks for
+// "t" alone.
+func TestWriterMetadataRefreshNamesTopicInUse(t *testing.T) {
+	fc := clusterWithOtherTopics(t, 100)
+	fc.SetHandler(func(r *fakebroker.Request) { answerProduce(r, func(int32) int16 { return 0 }) })
+	tr := &Transport{MetadataTTL: 20 * time.Millisecond}
+	defer tr.CloseIdleConnections()
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, BatchSize: 1, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := testContext(t)
+	for i := 0; len(metaRequests(fc)) < 5; i++ {
+		if err := w.WriteMessages(ctx, Message{Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+		if i > 100000 {
+			t.Fatal("the Transport never refreshed its metadata")
+		}
+	}
+	names := checkMetaTopics(t, fc, "t")
+	t.Logf("metadata requests: %q", names)
+}
+
+// TestWriterWithoutTopicMetadataNamesItsTopics: a Writer without Topic,
+// whose messages name "other-1" then also "other-2": the refreshes ask for
+// the topics written to so far, and both once both are in use.
+func TestWriterWithoutTopicMetadataNamesItsTopics(t *testing.T) {
+	fc := clusterWithOtherTopics(t, 100)
+	fc.SetHandler(func(r *fakebroker.Request) { answerProduce(r, func(int32) int16 { return 0 }) })
+	tr := &Transport{MetadataTTL: 20 * time.Millisecond}
+	defer tr.CloseIdleConnections()
+	w := &Writer{Addr: fc.Addr(), Transport: tr, BatchSize: 1, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := testContext(t)
+	write := func(topic string) {
+		if err := w.WriteMessages(ctx, Message{Topic: topic, Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("other-1")
+	checkMetaTopics(t, fc, "other-1")
+	seen := len(metaRequests(fc))
+	for i := 0; ; i++ {
+		write("other-1")
+		write("other-2")
+		reqs := metaRequests(fc)
+		if len(reqs) > seen+3 {
+			last, _ := metaNames(reqs[len(reqs)-1])
+			if !slices.Contains(last, "other-1") || !slices.Contains(last, "other-2") {
+				t.Errorf("the last refresh asked for %q, want other-1 and other-2", last)
+			}
+			break
+		}
+		if i > 100000 {
+			t.Fatal("the Transport never refreshed its metadata")
+		}
+	}
+	checkMetaTopics(t, fc, "other-1", "other-2")
+}
+
+// TestReaderMetadataRefreshNamesItsTopic: a Reader of partition 0 of "t"
+// on a cluster of 100 more topics, told by its broker that the leader
+// moved (which makes its Transport refresh) on every fetch: every refresh
+// asks for "t" alone.
+func TestReaderMetadataRefreshNamesItsTopic(t *testing.T) {
+	fc := clusterWithOtherTopics(t, 100)
+	stub := &stubPartition{first: 0, last: 0}
+	for i := 0; i < 1000; i++ {
+		stub.answers = append(stub.answers, func(int64) *fetch.ResponsePartition {
+			return &fetch.ResponsePartition{ErrorCode: int16(NotLeaderForPartition)}
+		})
+	}
+	stub.serve(t, fc)
+	r := NewReader(ReaderConfig{
+		Brokers: []string{fc.Addr().String()}, Topic: "t",
+		MaxWait: 10 * time.Millisecond, ReadBackoffMin: time.Millisecond, ReadBackoffMax: 5 * time.Millisecond,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	go r.FetchMessage(ctx) //nolint:errcheck // it only has to keep fetching
+	eventually(t, "five metadata requests", func() bool { return len(metaRequests(fc)) >= 5 })
+	cancel()
+	names := checkMetaTopics(t, fc, "t")
+	t.Logf("metadata requests: %q", names)
+}
+
+// TestClientMetadataOfAllTopics: a Metadata request for every topic (no
+// names) through a Transport whose cache holds the topics in use still
+// lists every topic of the cluster, as with upstream's Transport.
+func TestClientMetadataOfAllTopics(t *testing.T) {
+	fc := clusterWithOtherTopics(t, 20)
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	c := &Client{Addr: fc.Addr(), Transport: tr}
+	ctx := testContext(t)
+	one, err := c.Metadata(ctx, &MetadataRequest{Topics: []string{"other-3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Topics) != 1 || one.Topics[0].Name != "other-3" {
+		t.Fatalf("metadata of other-3: %+v", one.Topics)
+	}
+	all, err := c.Metadata(ctx, &MetadataRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Topics) != 21 {
+		t.Fatalf("metadata of all topics lists %d topics, want 21", len(all.Topics))
+	}
+}
