@@ -551,42 +551,21 @@ func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hw
 // copyKeyValue copies a key and a value into one allocation; nil (null)
 // stays nil and empty stays empty. Each has its capacity limited to its
 // length, so appending to one cannot overwrite the other.
-//
-// The allocation is made by appending the larger of the two to a copy of
-// the smaller one: append allocates exactly their total (make would too,
-// but zeroes it before the copy overwrites it, a sixth of the cost at
-// 1 KiB), since the total is more than twice the smaller one's length.
 func copyKeyValue(k, v []byte) (key, value []byte) {
 	if k == nil && v == nil {
 		return nil, nil
 	}
 	n := len(k) + len(v)
-	if n == 0 || len(k) == len(v) {
-		// Equal lengths are not more than twice either: append would
-		// allocate more than the total. make zeroes, but is exact.
-		buf := make([]byte, n)
-		copy(buf, k)
-		copy(buf[len(k):], v)
-		if k != nil {
-			key = buf[:len(k):len(k)]
-		}
-		if v != nil {
-			value = buf[len(k):n:n]
-		}
-		return key, value
+	buf := make([]byte, n)
+	if k != nil {
+		key = buf[:len(k):len(k)]
+		copy(key, k)
 	}
-	if len(k) < len(v) {
-		buf := append(k[:len(k):len(k)], v...)
-		if k != nil {
-			key = buf[:len(k):len(k)]
-		}
-		return key, buf[len(k):n:n]
-	}
-	buf := append(v[:len(v):len(v)], k...)
 	if v != nil {
-		value = buf[:len(v):len(v)]
+		value = buf[len(k):n:n]
+		copy(value, v)
 	}
-	return buf[len(v):n:n], value
+	return key, value
 }
 
 // sendMessages queues a batch of messages for FetchMessage.
