@@ -915,7 +915,9 @@ func (r *Reader) withErrorLogger(do func(Logger)) {
 // activateReadLag starts, once, the loop that refreshes the lag gauge of a
 // partition reader.
 func (r *Reader) activateReadLag() {
-	if r.config.ReadLagInterval <= 0 || r.useConsumerGroup() || !r.lagStarted.CompareAndSwap(false, true) {
+	// A load first: every FetchMessage calls this, and a compare-and-swap
+	// costs a locked instruction each time.
+	if r.config.ReadLagInterval <= 0 || r.useConsumerGroup() || r.lagStarted.Load() || !r.lagStarted.CompareAndSwap(false, true) {
 		return
 	}
 	r.workers.Add(1)

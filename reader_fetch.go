@@ -549,19 +549,20 @@ func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hw
 }
 
 // copyKeyValue copies a key and a value into one allocation; nil (null)
-// stays nil and empty stays empty. The key's capacity ends where the value
-// starts, so appending to it cannot overwrite the value.
+// stays nil and empty stays empty. Each has its capacity limited to its
+// length, so appending to one cannot overwrite the other.
 func copyKeyValue(k, v []byte) (key, value []byte) {
 	if k == nil && v == nil {
 		return nil, nil
 	}
-	buf := make([]byte, len(k)+len(v))
+	n := len(k) + len(v)
+	buf := make([]byte, n)
 	if k != nil {
 		key = buf[:len(k):len(k)]
 		copy(key, k)
 	}
 	if v != nil {
-		value = buf[len(k):]
+		value = buf[len(k):n:n]
 		copy(value, v)
 	}
 	return key, value

@@ -351,6 +351,35 @@ func (b *responseBody) ReadByte() (byte, error) {
 	return c, nil
 }
 
+// Peek returns the next n bytes of the body without consuming them (see
+// Discard), reading more from the connection as needed: a window on the
+// read-ahead buffer, valid until the next read. protocol.BatchStream parses
+// a record in place this way instead of copying it out first. n above the
+// buffer's size gives bufio.ErrBufferFull; a body that ends first gives
+// what is left with io.EOF, like bufio.Reader.Peek.
+func (b *responseBody) Peek(n int) ([]byte, error) {
+	if n > streamBufferSize {
+		return nil, bufio.ErrBufferFull
+	}
+	if b.w-b.r >= n {
+		return b.buf[b.r : b.r+n], nil
+	}
+	if b.buf == nil {
+		b.buf = streamBuffers.Get().(*[streamBufferSize]byte)
+	}
+	// Move what is left to the front, and read after it.
+	b.w = copy(b.buf[:], b.buf[b.r:b.w])
+	b.r = 0
+	for b.w < n {
+		m, err := b.readConn(b.buf[b.w:])
+		b.w += m
+		if err != nil {
+			return b.buf[:b.w], err
+		}
+	}
+	return b.buf[:n], nil
+}
+
 // Discard skips n bytes of the body (protocol.BatchStream skips what a
 // reader did not read through it); io.EOF if the body holds fewer.
 func (b *responseBody) Discard(n int) (int, error) {

@@ -352,7 +352,56 @@ func (r *rbStreamReader) next() (rbRecordV2, error) {
 	return rec, nil
 }
 
+// peeker is implemented by sources that can show their next bytes without
+// copying them out (bufio.Reader, kafka-go's response bodies).
+type peeker interface {
+	Peek(n int) ([]byte, error)
+	Discard(n int) (int, error)
+}
+
 func (r *rbStreamReader) readRecord() (rbRecordV2, error) {
+	if p, ok := r.src.(peeker); ok {
+		if rec, ok, err := r.readRecordInPlace(p); ok {
+			return rec, err
+		}
+	}
+	return r.readRecordCopy()
+}
+
+// readRecordInPlace parses the next record where the source buffers it,
+// without copying it first: its key and value are windows on the source's
+// buffer, valid until the next read. It reports false, having consumed
+// nothing, for a record it cannot see whole (larger than the source's
+// buffer, cut short, malformed length), which readRecordCopy then reads
+// or reports.
+func (r *rbStreamReader) readRecordInPlace(p peeker) (rbRecordV2, bool, error) {
+	head, err := p.Peek(min(binary.MaxVarintLen64, r.left))
+	if err != nil && len(head) == 0 {
+		return rbRecordV2{}, false, nil
+	}
+	length, k := binary.Varint(head)
+	if k <= 0 || length < 1 || length > int64(r.left-k) {
+		return rbRecordV2{}, false, nil
+	}
+	n := k + int(length)
+	b, err := p.Peek(n)
+	if err != nil {
+		return rbRecordV2{}, false, nil
+	}
+	r.crc = crc32.Update(r.crc, rbCastagnoli, b)
+	rec, _, err := rbParseRecordV2(b, true)
+	if _, derr := p.Discard(n); derr != nil && err == nil {
+		err = noEOFStream(derr) // cannot happen: the n bytes are buffered
+	}
+	r.left -= n
+	if err != nil {
+		return rec, true, fmt.Errorf("record %d of batch: %w", r.done, err)
+	}
+	return rec, true, nil
+}
+
+// readRecordCopy reads the next record into r.buf, then parses it.
+func (r *rbStreamReader) readRecordCopy() (rbRecordV2, error) {
 	// The length, a varint of at most binary.MaxVarintLen64 bytes.
 	var lb [binary.MaxVarintLen64]byte
 	k := 0

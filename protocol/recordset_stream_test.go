@@ -200,12 +200,14 @@ func TestBatchStreamCRCMismatchAfterRecords(t *testing.T) {
 	if _, err := rs.ReadFrom(bytes.NewReader(in)); err == nil || !strings.Contains(err.Error(), "crc32") {
 		t.Fatalf("ReadFrom: %v, want a CRC error", err)
 	}
-	got, err := streamBatches(t, in, 64)
-	if err == nil || !strings.Contains(err.Error(), "crc32 checksum mismatch") {
-		t.Fatalf("stream: %v, want a CRC error", err)
-	}
-	if len(got) != 10 {
-		t.Fatalf("%d records before the CRC error, want the batch's 10", len(got))
+	for _, size := range []int{16, 4096} {
+		got, err := streamBatches(t, in, size)
+		if err == nil || !strings.Contains(err.Error(), "crc32 checksum mismatch") {
+			t.Fatalf("buffer %d: %v, want a CRC error", size, err)
+		}
+		if len(got) != 10 {
+			t.Fatalf("buffer %d: %d records before the CRC error, want the batch's 10", size, len(got))
+		}
 	}
 	if first >= len(in) {
 		t.Fatal("test needs two batches")
@@ -261,15 +263,19 @@ func TestBatchStreamPartialBatch(t *testing.T) {
 // batch).
 func TestBatchStreamSourceCut(t *testing.T) {
 	in, _ := ownedBatches(t, 1, 0)
-	for cut := 0; cut < len(in); cut += 7 {
-		src := bufio.NewReaderSize(bytes.NewReader(in[:cut]), 16)
-		s := NewBatchStream(src, len(in))
-		got, err := readBatches(s.Next)
-		if err == nil || errors.Is(err, io.EOF) {
-			t.Fatalf("cut at %d: %d records, then %v", cut, len(got), err)
-		}
-		if !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("cut at %d: %v", cut, err)
+	// A buffer smaller than a record (records copied out) and one that
+	// holds them whole (records parsed in place).
+	for _, size := range []int{16, 4096} {
+		for cut := 0; cut < len(in); cut += 7 {
+			src := bufio.NewReaderSize(bytes.NewReader(in[:cut]), size)
+			s := NewBatchStream(src, len(in))
+			got, err := readBatches(s.Next)
+			if err == nil || errors.Is(err, io.EOF) {
+				t.Fatalf("buffer %d, cut at %d: %d records, then %v", size, cut, len(got), err)
+			}
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("buffer %d, cut at %d: %v", size, cut, err)
+			}
 		}
 	}
 }
