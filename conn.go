@@ -179,8 +179,9 @@ func (c *Conn) RemoteAddr() net.Addr { return c.conn.RemoteAddr() }
 // timeout), leaving a margin for the response to travel back. After an
 // operation timed out, the connection may have been closed.
 func (c *Conn) SetDeadline(t time.Time) error {
-	c.rdeadline.set(t)
-	c.wdeadline.set(t)
+	for _, d := range [...]*connDeadline{&c.rdeadline, &c.wdeadline} {
+		d.set(t)
+	}
 	return nil
 }
 
