@@ -507,7 +507,6 @@ func (cg *ConsumerGroup) newGeneration(id int32, memberID string, assignments ma
 		Assignments:     assignments,
 		cg:              cg,
 		ended:           make(chan struct{}),
-		allReturned:     make(chan struct{}),
 		instanceID:      cg.config.GroupInstanceID,
 		retentionMillis: cg.config.RetentionTime.Milliseconds(),
 		log:             cg.withLogger,
