@@ -228,10 +228,10 @@ func (g *Generation) heartbeatLoop(interval time.Duration) {
 			}
 			rctx, cancel := context.WithTimeout(g.cg.ctx, g.cg.config.Timeout)
 			m, err := g.cg.client.roundTrip(rctx, nil, &heartbeat.Request{
-				GroupID:         g.GroupID,
-				GenerationID:    g.ID,
 				MemberID:        g.MemberID,
 				GroupInstanceID: g.instanceID,
+				GroupID:         g.GroupID,
+				GenerationID:    g.ID,
 			})
 			cancel()
 			if err == nil {
