@@ -11,8 +11,8 @@ import (
 	"github.com/segmentio/kafka-go/protocol/offsetfetch"
 )
 
-// Client is a high-level API to send requests to kafka brokers. Every method
-// takes a context that can cancel the request.
+// A Client calls the Kafka APIs (admin, group, produce, fetch) of a cluster
+// one request at a time, each method taking a context that cancels it.
 //
 // A Client is safe for concurrent use as long as its fields are not changed
 // after first use.
