@@ -9,58 +9,66 @@ import (
 // Addresses without a port get kafka's default port 9092. With several
 // addresses, the result lists them all (comma-separated in String) and
 // clients try them as alternative bootstrap servers. TCP() returns nil.
-func TCP(address ...string) net.Addr { return makeNetAddr("tcp", address) }
-
-func makeNetAddr(network string, addresses []string) net.Addr {
-	switch len(addresses) {
-	case 0:
+func TCP(address ...string) net.Addr {
+	if len(address) == 0 {
 		return nil
-	case 1:
-		return makeAddr(network, addresses[0])
 	}
-	m := make(multiAddr, len(addresses))
-	for i, a := range addresses {
-		m[i] = makeAddr(network, a)
+	if len(address) == 1 {
+		return tcpAddr(address[0])
 	}
-	return m
+	list := addrList{}
+	for _, a := range address {
+		list = append(list, tcpAddr(a))
+	}
+	return list
 }
 
-func makeAddr(network, address string) net.Addr {
-	return &networkAddress{network: network, address: withDefaultPort(address)}
+func tcpAddr(address string) *brokerAddr {
+	return &brokerAddr{network: "tcp", address: hostPort(address)}
 }
 
-// withDefaultPort normalizes address to host:port, adding port 9092 when
-// address has no port.
-func withDefaultPort(address string) string {
-	host, port, err := net.SplitHostPort(address)
-	if err != nil || (host == "" && port == "") {
-		host, port = address, "9092"
+// hostPort returns address in host:port form, with the default kafka port
+// 9092 when address names none.
+func hostPort(address string) string {
+	if host, port, err := net.SplitHostPort(address); err == nil && (host != "" || port != "") {
+		return net.JoinHostPort(host, port)
 	}
-	return net.JoinHostPort(host, port)
+	return net.JoinHostPort(address, "9092")
 }
 
-// networkAddress is a net.Addr made of plain strings. It is comparable, so
-// that it can key maps of per-broker state.
-type networkAddress struct {
+// brokerAddr is a net.Addr held as two strings. Values are comparable, so
+// per-broker state can be kept in maps keyed by them.
+type brokerAddr struct {
 	network string
 	address string
 }
 
-func (a *networkAddress) Network() string { return a.network }
+func (a *brokerAddr) Network() string { return a.network }
 
-func (a *networkAddress) String() string { return a.address }
+func (a *brokerAddr) String() string { return a.address }
 
-// multiAddr is a list of alternative addresses of the same cluster.
-type multiAddr []net.Addr
+// addrList holds alternative addresses of one cluster; each method answers
+// with the members' answers separated by commas.
+type addrList []net.Addr
 
-func (m multiAddr) Network() string { return m.join(net.Addr.Network) }
-
-func (m multiAddr) String() string { return m.join(net.Addr.String) }
-
-func (m multiAddr) join(part func(net.Addr) string) string {
-	parts := make([]string, len(m))
-	for i, a := range m {
-		parts[i] = part(a)
+func (l addrList) Network() string {
+	var b strings.Builder
+	for i, a := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(a.Network())
 	}
-	return strings.Join(parts, ",")
+	return b.String()
+}
+
+func (l addrList) String() string {
+	var b strings.Builder
+	for i, a := range l {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(a.String())
+	}
+	return b.String()
 }

@@ -26,13 +26,13 @@ func TestTCP(t *testing.T) {
 	if multi.Network() != "tcp,tcp,tcp" || multi.String() != "a:9092,b:1,c:2" {
 		t.Fatalf("got %s %s", multi.Network(), multi.String())
 	}
-	if addrs, ok := multi.(multiAddr); !ok || len(addrs) != 3 || addrs[1].String() != "b:1" {
+	if addrs, ok := multi.(addrList); !ok || len(addrs) != 3 || addrs[1].String() != "b:1" {
 		t.Fatalf("unexpected %#v", multi)
 	}
-	// networkAddress values are comparable map keys.
-	m := map[networkAddress]int{*TCP("x").(*networkAddress): 1}
-	if m[networkAddress{network: "tcp", address: "x:9092"}] != 1 {
-		t.Fatal("networkAddress as map key")
+	// brokerAddr values are comparable map keys.
+	m := map[brokerAddr]int{*TCP("x").(*brokerAddr): 1}
+	if m[brokerAddr{network: "tcp", address: "x:9092"}] != 1 {
+		t.Fatal("brokerAddr as map key")
 	}
-	var _ net.Addr = multiAddr(nil)
+	var _ net.Addr = addrList(nil)
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Balancer decides which partition of a topic a message is written to.
@@ -35,26 +36,14 @@ func (f BalancerFunc) Balance(msg Message, partitions ...int) int {
 type RoundRobin struct {
 	ChunkSize int
 
-	mutex sync.Mutex
-	next  uint32 // number of messages balanced so far (wraps around)
+	turns atomic.Uint32 // messages balanced so far (wraps around)
 }
 
 // Balance implements Balancer.
 func (rr *RoundRobin) Balance(msg Message, partitions ...int) int {
-	return rr.balance(partitions)
-}
-
-func (rr *RoundRobin) balance(partitions []int) int {
-	rr.mutex.Lock()
-	n := rr.next
-	rr.next++
-	chunk := rr.ChunkSize
-	rr.mutex.Unlock()
-
-	if chunk < 1 {
-		chunk = 1
-	}
-	return partitions[int(n/uint32(chunk))%len(partitions)]
+	turn := rr.turns.Add(1) - 1
+	perPartition := uint32(max(rr.ChunkSize, 1))
+	return partitions[int(turn/perPartition)%len(partitions)]
 }
 
 // LeastBytes sends each message to the partition that received the fewest

@@ -80,7 +80,8 @@ func (batch *Batch) HighWaterMark() int64 { return batch.highWaterMark }
 // Partition is the partition the batch was read from.
 func (batch *Batch) Partition() int { return batch.partition }
 
-// Offset is the offset of the next message of the batch.
+// Offset tells where reading the batch has got to: the offset that the
+// next message read from it will have.
 func (batch *Batch) Offset() int64 {
 	batch.mutex.Lock()
 	defer batch.mutex.Unlock()

@@ -11,8 +11,8 @@ import (
 	"github.com/segmentio/kafka-go/protocol/offsetfetch"
 )
 
-// Client is a high-level API to send requests to kafka brokers. Every method
-// takes a context that can cancel the request.
+// A Client calls the Kafka APIs (admin, group, produce, fetch) of a cluster
+// one request at a time, each method taking a context that cancels it.
 //
 // A Client is safe for concurrent use as long as its fields are not changed
 // after first use.
@@ -106,29 +106,30 @@ func (c *Client) transport() RoundTripper {
 // timeout is the time budget passed to brokers in requests that carry one.
 // Half of what remains is used so that the answer still has time to travel
 // back before the caller gives up.
-func (c *Client) timeout(ctx context.Context, defaultTimeout time.Duration) time.Duration {
-	limit := c.Timeout
+func (c *Client) timeout(ctx context.Context, fallback time.Duration) time.Duration {
+	budget := c.Timeout
 	if deadline, ok := ctx.Deadline(); ok {
-		if left := time.Until(deadline); left < limit {
-			limit = left
-		}
+		budget = min(budget, time.Until(deadline))
 	}
-	if limit <= 0 {
-		return defaultTimeout
+	if budget > 0 {
+		// The broker gets half; the other half is left for the trip
+		// there and back.
+		return budget / 2
 	}
-	return limit / 2
+	return fallback
 }
 
-func (c *Client) timeoutMs(ctx context.Context, defaultTimeout time.Duration) int32 {
-	return int32(c.timeout(ctx, defaultTimeout) / time.Millisecond)
+func (c *Client) timeoutMs(ctx context.Context, fallback time.Duration) int32 {
+	return int32(c.timeout(ctx, fallback).Milliseconds())
 }
 
-// Time budgets given to the brokers when neither the client nor the context
-// sets one.
+// Broker-side time limits that timeout falls back to when the Client has
+// no Timeout (or ctx is already past its deadline).
 const (
-	defaultCreateTopicsTimeout     = 2 * time.Second
-	defaultDeleteTopicsTimeout     = 2 * time.Second
-	defaultCreatePartitionsTimeout = 2 * time.Second
-	defaultProduceTimeout          = 500 * time.Millisecond
-	defaultMaxWait                 = 500 * time.Millisecond
+	// CreateTopics, DeleteTopics and CreatePartitions.
+	defaultTopicAdminTimeout = 2 * time.Second
+	// Produce with acks=all, and a fetch's MaxWait when the request has
+	// none.
+	defaultProduceTimeout = time.Second / 2
+	defaultMaxWait        = time.Second / 2
 )

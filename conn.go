@@ -179,8 +179,9 @@ func (c *Conn) RemoteAddr() net.Addr { return c.conn.RemoteAddr() }
 // timeout), leaving a margin for the response to travel back. After an
 // operation timed out, the connection may have been closed.
 func (c *Conn) SetDeadline(t time.Time) error {
-	c.rdeadline.set(t)
-	c.wdeadline.set(t)
+	for _, d := range [...]*connDeadline{&c.rdeadline, &c.wdeadline} {
+		d.set(t)
+	}
 	return nil
 }
 
@@ -422,10 +423,10 @@ func (c *Conn) setOffset(offset int64) {
 
 // Whence values of Seek. They differ from io.Seek* for historical reasons.
 const (
-	SeekStart    = 0 // relative to the first offset of the partition
-	SeekAbsolute = 1 // an absolute offset
-	SeekEnd      = 2 // relative to the last offset of the partition (offsets count backwards)
-	SeekCurrent  = 3 // relative to the current offset
+	SeekStart    = 0 // offset counts from the partition's oldest message
+	SeekAbsolute = 1 // offset is used as is
+	SeekEnd      = 2 // offset counts back from the partition's end
+	SeekCurrent  = 3 // offset is added to the connection's offset
 
 	// SeekDontCheck, or-ed with SeekAbsolute or SeekCurrent, skips the check
 	// of the new offset against the partition's bounds, and the two

@@ -9,22 +9,36 @@ import (
 	"github.com/segmentio/kafka-go/protocol/fetch"
 )
 
-// Read reads the value of the message at the current offset into b and
-// moves the offset past it. It fails with io.ErrShortBuffer when the value
+// Read copies the value of the message at the connection's offset into b
+// and moves the offset past that message. It fails with io.ErrShortBuffer when the value
 // does not fit in b. It exists so that Conn is a net.Conn; ReadBatch reads
 // many messages per request.
-func (c *Conn) Read(b []byte) (int, error) {
-	batch := c.ReadBatch(1, len(b))
-	n, err := batch.Read(b)
-	return n, coalesceErrors(silentEOF(err), batch.Close())
+func (c *Conn) Read(b []byte) (n int, err error) {
+	err = c.readOne(len(b), func(batch *Batch) (err error) {
+		n, err = batch.Read(b)
+		return err
+	})
+	return n, err
 }
 
-// ReadMessage reads the message at the current offset, fetching at most
-// maxBytes, and moves the offset past it.
-func (c *Conn) ReadMessage(maxBytes int) (Message, error) {
+// ReadMessage returns the message at the connection's offset, moving the
+// offset past it; the fetch it makes asks for no more than maxBytes.
+func (c *Conn) ReadMessage(maxBytes int) (msg Message, err error) {
+	err = c.readOne(maxBytes, func(batch *Batch) (err error) {
+		msg, err = batch.ReadMessage()
+		return err
+	})
+	return msg, err
+}
+
+// readOne fetches up to maxBytes and lets read take the first message of
+// the batch. The batch is closed either way, which advances the offset; an
+// io.EOF from read (the fetch returned nothing) is not reported, so that
+// callers see the Close error or nil.
+func (c *Conn) readOne(maxBytes int, read func(*Batch) error) error {
 	batch := c.ReadBatch(1, maxBytes)
-	msg, err := batch.ReadMessage()
-	return msg, coalesceErrors(silentEOF(err), batch.Close())
+	readErr := silentEOF(read(batch))
+	return coalesceErrors(readErr, batch.Close())
 }
 
 // ReadBatch fetches messages from the current offset, asking the broker to

@@ -6,13 +6,13 @@ import (
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
 )
 
-// ReadOffset returns the offset of the first message whose timestamp is at
-// or after t (-1 when there is none).
+// ReadOffset looks messages up by time: it returns the offset of the
+// earliest message stamped t or later, or -1 if no message is that recent.
 func (c *Conn) ReadOffset(t time.Time) (int64, error) {
 	return c.readOffset(timestamp(t))
 }
 
-// ReadFirstOffset returns the first offset available in the partition.
+// ReadFirstOffset returns the oldest offset the partition still holds.
 func (c *Conn) ReadFirstOffset() (int64, error) {
 	return c.readOffset(connFirstOffset)
 }
@@ -23,7 +23,8 @@ func (c *Conn) ReadLastOffset() (int64, error) {
 	return c.readOffset(connLastOffset)
 }
 
-// ReadOffsets returns the first and last offsets of the partition.
+// ReadOffsets returns both ends of the partition, as ReadFirstOffset and
+// ReadLastOffset give them.
 func (c *Conn) ReadOffsets() (first, last int64, err error) {
 	// Brokers refuse a request that asks for two offsets of the same
 	// partition, hence two requests.

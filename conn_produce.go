@@ -11,20 +11,21 @@ import (
 // and returns len(b). It exists so that Conn is a net.Conn; WriteMessages is
 // the general form.
 func (c *Conn) Write(b []byte) (int, error) {
-	return c.WriteCompressedMessages(nil, Message{Value: b})
+	return c.WriteMessages(Message{Value: b})
 }
 
 // WriteMessages writes msgs to the connection's partition, all or none of
 // them, and returns the number of key and value bytes written.
 func (c *Conn) WriteMessages(msgs ...Message) (int, error) {
-	return c.WriteCompressedMessages(nil, msgs...)
+	n, _, _, _, err := c.writeCompressedMessages(nil, msgs...)
+	return n, err
 }
 
 // WriteCompressedMessages is WriteMessages with the batch compressed by
 // codec (nil for none).
 func (c *Conn) WriteCompressedMessages(codec CompressionCodec, msgs ...Message) (nbytes int, err error) {
-	nbytes, _, _, _, err = c.writeCompressedMessages(codec, msgs...)
-	return nbytes, err
+	nbytes, _, _, _, err = c.WriteCompressedMessagesAt(codec, msgs...)
+	return
 }
 
 // WriteCompressedMessagesAt is WriteCompressedMessages that also returns the

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// ErrGroupClosed is what ConsumerGroup.Next returns once the group is closed.
+// ErrGroupClosed is Next's answer on a ConsumerGroup that was closed.
 var ErrGroupClosed = errors.New("consumer group is closed")
 
 // ErrGenerationEnded is the Err of the context given to the functions of
@@ -531,7 +531,6 @@ func (cg *ConsumerGroup) newGeneration(id int32, memberID string, assignments ma
 		Assignments:     assignments,
 		cg:              cg,
 		ended:           make(chan struct{}),
-		allReturned:     make(chan struct{}),
 		instanceID:      cg.config.GroupInstanceID,
 		retentionMillis: cg.config.RetentionTime.Milliseconds(),
 		log:             cg.withLogger,

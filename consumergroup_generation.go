@@ -37,15 +37,13 @@ type Generation struct {
 
 	cg *ConsumerGroup
 
-	// mu guards the bookkeeping of Start: ended is closed once (isOver
-	// then set) when the generation ends; running counts the functions of
-	// Start still running, and allReturned is closed when the last of them
-	// returns.
-	mu          sync.Mutex
-	ended       chan struct{}
-	isOver      bool
-	running     int
-	allReturned chan struct{}
+	// mu guards ended/isOver and fatal. ended is closed, and isOver set,
+	// when the generation ends; fns tracks the functions Start began before
+	// that, which close waits for.
+	mu     sync.Mutex
+	ended  chan struct{}
+	isOver bool
+	fns    sync.WaitGroup
 	// fatal, set with mu held, is the error that ended the generation for
 	// good (see fatalGroupError).
 	fatal error
@@ -66,20 +64,30 @@ type Generation struct {
 }
 
 // generationContext is the context.Context given to the functions of
-// Generation.Start: done when the generation ends.
+// Generation.Start: done when the generation ends, with no deadline and no
+// values.
 type generationContext struct{ gen *Generation }
 
-func (c generationContext) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c generationContext) Done() <-chan struct{}       { return c.gen.ended }
-func (c generationContext) Value(interface{}) interface{} {
+func (generationContext) Deadline() (deadline time.Time, ok bool) { return }
+
+func (generationContext) Value(key interface{}) interface{} { return nil }
+
+func (c generationContext) Done() <-chan struct{} { return c.gen.ended }
+
+func (c generationContext) Err() error {
+	if chanClosed(c.gen.ended) {
+		return ErrGenerationEnded
+	}
 	return nil
 }
-func (c generationContext) Err() error {
+
+// chanClosed reports, without blocking, whether ch is closed.
+func chanClosed(ch <-chan struct{}) bool {
 	select {
-	case <-c.gen.ended:
-		return ErrGenerationEnded
+	case <-ch:
+		return true
 	default:
-		return nil
+		return false
 	}
 }
 
@@ -112,11 +120,8 @@ func (g *Generation) fatalErr() error {
 func (g *Generation) close() {
 	g.mu.Lock()
 	g.end()
-	running := g.running > 0
 	g.mu.Unlock()
-	if running {
-		<-g.allReturned
-	}
+	g.fns.Wait()
 }
 
 // Start runs fn in a goroutine bound to the generation: fn's context is
@@ -125,24 +130,29 @@ func (g *Generation) close() {
 // return before it joins the next generation, so fn must return promptly
 // once its context is done.
 func (g *Generation) Start(fn func(ctx context.Context)) {
+	ctx := generationContext{g}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.isOver {
-		// Still call fn (the caller may wait for it to run); its context is
-		// already done.
-		go fn(generationContext{g})
+	tracked := !g.isOver
+	if tracked {
+		// Counted while mu is held, so that close, which ends the
+		// generation under mu first, cannot miss it.
+		g.fns.Add(1)
+	}
+	g.mu.Unlock()
+	if !tracked {
+		// A generation already over still runs fn, whose context is
+		// done from the start; nothing waits for it.
+		go fn(ctx)
 		return
 	}
-	g.running++
 	go func() {
-		fn(generationContext{g})
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		g.end()
-		g.running--
-		if g.running == 0 {
-			close(g.allReturned)
-		}
+		defer g.fns.Done()
+		defer func() {
+			g.mu.Lock()
+			g.end()
+			g.mu.Unlock()
+		}()
+		fn(ctx)
 	}()
 }
 
@@ -226,10 +236,10 @@ func (g *Generation) heartbeatLoop(interval time.Duration) {
 			}
 			rctx, cancel := context.WithTimeout(g.cg.ctx, g.cg.config.Timeout)
 			m, err := g.cg.client.roundTrip(rctx, nil, &heartbeat.Request{
-				GroupID:         g.GroupID,
-				GenerationID:    g.ID,
 				MemberID:        g.MemberID,
 				GroupInstanceID: g.instanceID,
+				GroupID:         g.GroupID,
+				GenerationID:    g.ID,
 			})
 			cancel()
 			if err == nil {

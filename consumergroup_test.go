@@ -73,7 +73,7 @@ func TestConsumerGroupConfigValidate(t *testing.T) {
 }
 
 func TestGenerationStart(t *testing.T) {
-	gen := &Generation{ended: make(chan struct{}), allReturned: make(chan struct{}), log: func(func(Logger)) {}}
+	gen := &Generation{ended: make(chan struct{}), log: func(func(Logger)) {}}
 	started := make(chan struct{})
 	var errs []error
 	var mu sync.Mutex

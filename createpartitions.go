@@ -32,7 +32,7 @@ type CreatePartitionsResponse struct {
 // CreatePartitions adds partitions to topics.
 func (c *Client) CreatePartitions(ctx context.Context, req *CreatePartitionsRequest) (*CreatePartitionsResponse, error) {
 	msg := &createpartitions.Request{
-		TimeoutMs:    c.timeoutMs(ctx, defaultCreatePartitionsTimeout),
+		TimeoutMs:    c.timeoutMs(ctx, defaultTopicAdminTimeout),
 		ValidateOnly: req.ValidateOnly,
 	}
 	for i := range req.Topics {

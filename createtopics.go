@@ -35,7 +35,7 @@ type CreateTopicsResponse struct {
 // known to the transport's metadata (or the context ended first).
 func (c *Client) CreateTopics(ctx context.Context, req *CreateTopicsRequest) (*CreateTopicsResponse, error) {
 	msg := &createtopics.Request{
-		TimeoutMs:    c.timeoutMs(ctx, defaultCreateTopicsTimeout),
+		TimeoutMs:    c.timeoutMs(ctx, defaultTopicAdminTimeout),
 		ValidateOnly: req.ValidateOnly,
 		Topics:       make([]createtopics.RequestTopic, 0, len(req.Topics)),
 	}

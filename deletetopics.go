@@ -30,7 +30,7 @@ type DeleteTopicsResponse struct {
 // DeleteTopics deletes topics.
 func (c *Client) DeleteTopics(ctx context.Context, req *DeleteTopicsRequest) (*DeleteTopicsResponse, error) {
 	m, err := c.roundTrip(ctx, req.Addr, &deletetopics.Request{
-		TimeoutMs:  c.timeoutMs(ctx, defaultDeleteTopicsTimeout),
+		TimeoutMs:  c.timeoutMs(ctx, defaultTopicAdminTimeout),
 		TopicNames: req.Topics,
 	})
 	if err != nil {

@@ -30,11 +30,11 @@ type Dialer struct {
 	// timeout (the operating system may still impose one).
 	Timeout time.Duration
 
-	// Deadline is an absolute time after which dials fail. Zero means none.
+	// Deadline, unless zero, is the moment from which every dial fails.
 	Deadline time.Time
 
-	// LocalAddr is the local address to dial from (nil: chosen by the
-	// system).
+	// LocalAddr, when set, is the address connections are made from;
+	// otherwise the system picks one.
 	LocalAddr net.Addr
 
 	// DualStack asks for RFC 6555 "Happy Eyeballs" dialing. The standard

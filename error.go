@@ -388,8 +388,8 @@ func makeError(code int16, message string) error {
 	}
 }
 
-// MessageTooLargeError is returned when a message is too large to fit within
-// the allowed size. Remaining holds the other messages of the same call, in
+// MessageTooLargeError reports a message that exceeds the maximum size it is
+// allowed to have, so it cannot be sent. Remaining holds the other messages of the same call, in
 // order, so that the program can retry them.
 type MessageTooLargeError struct {
 	Message   Message
@@ -412,8 +412,8 @@ func (e MessageTooLargeError) Error() string { return MessageSizeTooLarge.Error(
 // Unwrap lets errors.Is(err, MessageSizeTooLarge) match.
 func (e MessageTooLargeError) Unwrap() error { return MessageSizeTooLarge }
 
-// WriteErrors is returned by (*Writer).WriteMessages when the writer is not
-// asynchronous and some messages could not be written. It holds one entry per
+// WriteErrors is the error a synchronous Writer's WriteMessages returns when
+// messages of the call could not be written. It holds one entry per
 // message of the call, at the message's position: nil if that message was
 // written, its error otherwise.
 //

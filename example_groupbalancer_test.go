@@ -12,11 +12,13 @@ import (
 // without a common rack-aware balancer fall back to range.
 func ExampleNewReader_rackAffinity() {
 	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: []string{"kafka:9092"},
-		GroupID: "my-group",
-		Topic:   "my-topic",
+		Brokers: []string{"broker-a:9092", "broker-b:9092"},
+		GroupID: "billing",
+		Topic:   "invoices",
+		// Prefer partitions whose leader is in this machine's rack, and
+		// fall back to plain ranges for members that do not support it.
 		GroupBalancers: []kafka.GroupBalancer{
-			kafka.RackAffinityGroupBalancer{Rack: os.Getenv("RACK")},
+			kafka.RackAffinityGroupBalancer{Rack: os.Getenv("KAFKA_CLIENT_RACK")},
 			kafka.RangeGroupBalancer{},
 		},
 	})

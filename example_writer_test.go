@@ -12,15 +12,15 @@ import (
 func ExampleWriter() {
 	w := &kafka.Writer{
 		Addr:         kafka.TCP("localhost:9092", "localhost:9093", "localhost:9094"),
-		Topic:        "topic-A",
+		Topic:        "page-views",
 		Balancer:     &kafka.LeastBytes{},
 		RequiredAcks: kafka.RequireAll,
 	}
 	defer w.Close()
 
 	err := w.WriteMessages(context.Background(),
-		kafka.Message{Key: []byte("Key-A"), Value: []byte("Hello World!")},
-		kafka.Message{Key: []byte("Key-B"), Value: []byte("One!")},
+		kafka.Message{Key: []byte("visitor-81"), Value: []byte("/pricing")},
+		kafka.Message{Key: []byte("visitor-12"), Value: []byte("/docs/start")},
 	)
 	if err != nil {
 		log.Fatal("failed to write messages:", err)

@@ -50,11 +50,11 @@ type GroupBalancer interface {
 //	C0: [0, 1]
 //	C1: [2, 3, 4]
 //
-// With 6 partitions and 3 consumers:
+// With 7 partitions and 3 consumers:
 //
 //	C0: [0, 1]
 //	C1: [2, 3]
-//	C2: [4, 5]
+//	C2: [4, 5, 6]
 type RangeGroupBalancer struct{}
 
 func (r RangeGroupBalancer) ProtocolName() string { return "range" }
@@ -87,9 +87,9 @@ func (r RangeGroupBalancer) AssignGroups(members []GroupMember, topicPartitions 
 //	C0: [0, 2, 4]
 //	C1: [1, 3]
 //
-// With 6 partitions and 3 consumers:
+// With 7 partitions and 3 consumers:
 //
-//	C0: [0, 3]
+//	C0: [0, 3, 6]
 //	C1: [1, 4]
 //	C2: [2, 5]
 type RoundRobinGroupBalancer struct{}

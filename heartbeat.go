@@ -42,18 +42,17 @@ type HeartbeatResponse struct {
 
 // Heartbeat sends a heartbeat to the group's coordinator.
 func (c *Client) Heartbeat(ctx context.Context, req *HeartbeatRequest) (*HeartbeatResponse, error) {
-	m, err := c.roundTrip(ctx, req.Addr, &heartbeat.Request{
-		GroupID:         req.GroupID,
-		GenerationID:    req.GenerationID,
-		MemberID:        req.MemberID,
-		GroupInstanceID: req.GroupInstanceID,
-	})
+	msg := new(heartbeat.Request)
+	msg.GroupID, msg.MemberID = req.GroupID, req.MemberID
+	msg.GenerationID = req.GenerationID
+	msg.GroupInstanceID = req.GroupInstanceID
+
+	m, err := c.roundTrip(ctx, req.Addr, msg)
 	if err != nil {
 		return nil, fmt.Errorf("kafka.(*Client).Heartbeat: %w", err)
 	}
 	res := m.(*heartbeat.Response)
-	return &HeartbeatResponse{
-		Error:    makeError(res.ErrorCode, ""),
-		Throttle: makeDuration(res.ThrottleTimeMs),
-	}, nil
+	out := &HeartbeatResponse{Throttle: makeDuration(res.ThrottleTimeMs)}
+	out.Error = makeError(res.ErrorCode, "")
+	return out, nil
 }

@@ -508,12 +508,10 @@ func TestClientJoinGroupRequest(t *testing.T) {
 
 // adminSleep waits for d, and reports false if ctx ended first.
 func adminSleep(ctx context.Context, d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
 	select {
-	case <-timer.C:
-		return true
 	case <-ctx.Done():
 		return false
+	case <-time.After(d):
+		return ctx.Err() == nil
 	}
 }

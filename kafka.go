@@ -61,14 +61,18 @@ type Version int16
 // Marshal and Unmarshal ignore such fields, Version.Marshal and
 // Version.Unmarshal encode them in the versions they exist in.
 func Marshal(v interface{}) ([]byte, error) {
-	return protocol.Marshal(-1, v)
+	return allVersions.Marshal(v)
 }
 
 // Unmarshal decodes b, in the format Marshal produces, into the value v
 // points to.
 func Unmarshal(b []byte, v interface{}) error {
-	return protocol.Unmarshal(b, -1, v)
+	return allVersions.Unmarshal(b, v)
 }
+
+// allVersions is the version the package-level Marshal and Unmarshal use;
+// the doc comment of Marshal says how it treats version tags.
+const allVersions Version = -1
 
 // Marshal is like the Marshal function, but encodes the struct fields that
 // exist in version n according to their tags.

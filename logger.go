@@ -6,13 +6,14 @@ type Logger interface {
 	Printf(string, ...interface{})
 }
 
-// LoggerFunc adapts a printf-style function to the Logger interface, for
-// instance to plug the methods of a third party logger:
+// LoggerFunc turns any function with Printf's signature into a Logger,
+// such as a method of a structured logger or a closure:
 //
-//	r := kafka.NewReader(kafka.ReaderConfig{
-//		Logger:      kafka.LoggerFunc(zapLogger.Infof),
-//		ErrorLogger: kafka.LoggerFunc(zapLogger.Errorf),
-//	})
+//	w := &kafka.Writer{
+//		ErrorLogger: kafka.LoggerFunc(func(format string, args ...interface{}) {
+//			slog.Error(fmt.Sprintf(format, args...))
+//		}),
+//	}
 type LoggerFunc func(string, ...interface{})
 
 // Printf calls f.

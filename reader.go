@@ -375,8 +375,8 @@ type readerStats struct {
 	partition string // formatted once: "-1" for group readers
 }
 
-// NewReader returns a Reader configured with config. It panics when config
-// is invalid (see ReaderConfig.Validate). A partition reader starts at
+// NewReader builds a Reader from config, panicking if ReaderConfig.Validate
+// rejects it. A partition reader starts at
 // FirstOffset; call SetOffset to start elsewhere.
 func NewReader(config ReaderConfig) *Reader {
 	if err := config.Validate(); err != nil {
@@ -783,9 +783,9 @@ func (r *Reader) ReadLag(ctx context.Context) (lag int64, err error) {
 	return last - cur, nil
 }
 
-// Offset returns the offset of the next message a partition reader returns
-// (FirstOffset or LastOffset before the first one), or -1 for a group
-// reader.
+// Offset tells where a partition reader stands: the offset its next message
+// will have (FirstOffset or LastOffset until it has read one). A group
+// reader answers -1.
 func (r *Reader) Offset() int64 {
 	if r.useConsumerGroup() {
 		return -1

@@ -79,12 +79,12 @@ type GroupProtocolAssignment struct {
 // SyncGroup sends a SyncGroup request to the group's coordinator.
 func (c *Client) SyncGroup(ctx context.Context, req *SyncGroupRequest) (*SyncGroupResponse, error) {
 	msg := &syncgroup.Request{
-		GroupID:         req.GroupID,
-		GenerationID:    int32(req.GenerationID),
-		MemberID:        req.MemberID,
-		GroupInstanceID: req.GroupInstanceID,
 		ProtocolType:    req.ProtocolType,
 		ProtocolName:    req.ProtocolName,
+		GroupID:         req.GroupID,
+		MemberID:        req.MemberID,
+		GroupInstanceID: req.GroupInstanceID,
+		GenerationID:    int32(req.GenerationID),
 		Assignments:     make([]syncgroup.RequestAssignment, len(req.Assignments)),
 	}
 	for i := range req.Assignments {

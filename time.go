@@ -5,65 +5,66 @@ import (
 	"time"
 )
 
+// The protocol carries durations as int32 milliseconds; milliseconds clamps
+// to this range rather than letting the conversion wrap around.
 const (
-	// Kafka carries timeouts as int32 milliseconds: these are the longest
-	// positive and negative durations that fit.
-	maxTimeout = time.Duration(math.MaxInt32) * time.Millisecond
-	minTimeout = time.Duration(math.MinInt32) * time.Millisecond
-
-	// defaultRTT is the round trip time assumed when shortening deadlines
-	// so that a response has time to come back before the deadline.
-	defaultRTT = 1 * time.Second
+	maxTimeout = math.MaxInt32 * time.Millisecond
+	minTimeout = math.MinInt32 * time.Millisecond
 )
 
-// makeTime converts a Kafka timestamp (milliseconds since the epoch) to a
-// UTC time; zero and negative timestamps (-1 means "none") give the zero
-// time.
+// defaultRTT is how long a response is expected to need to travel back from
+// the broker; see adjustDeadlineForRTT.
+const defaultRTT = time.Second
+
+// makeTime turns milliseconds since the Unix epoch into a UTC time. The
+// protocol uses -1 (and we treat 0 the same) for "no timestamp", which maps
+// to the zero time.
 func makeTime(ms int64) time.Time {
-	if ms <= 0 {
-		return time.Time{}
+	var t time.Time
+	if ms > 0 {
+		t = time.UnixMilli(ms).UTC()
 	}
-	return time.UnixMilli(ms).UTC()
+	return t
 }
 
-// timestamp converts t to a Kafka timestamp, the zero time being 0.
+// timestamp is the inverse of makeTime: the zero time becomes 0.
 func timestamp(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
+	var ms int64
+	if !t.IsZero() {
+		ms = t.UnixNano() / 1e6 // truncates toward zero, also before 1970
 	}
-	return t.UnixNano() / int64(time.Millisecond)
+	return ms
 }
 
-// makeDuration converts a Kafka duration in milliseconds.
-func makeDuration(ms int32) time.Duration {
-	return time.Duration(ms) * time.Millisecond
-}
+// makeDuration reads a millisecond count from the wire as a Duration.
+func makeDuration(ms int32) time.Duration { return time.Millisecond * time.Duration(ms) }
 
-// milliseconds converts d to int32 milliseconds, saturating at the bounds of
-// int32 instead of overflowing.
+// milliseconds writes d as int32 milliseconds, saturating at
+// [minTimeout, maxTimeout].
 func milliseconds(d time.Duration) int32 {
-	d = min(max(d, minTimeout), maxTimeout)
-	return int32(d / time.Millisecond)
+	return int32(max(minTimeout, min(maxTimeout, d)).Milliseconds())
 }
 
-// deadlineToTimeout returns the time left until deadline, or maxTimeout when
-// there is no deadline.
-func deadlineToTimeout(deadline time.Time, now time.Time) time.Duration {
-	if deadline.IsZero() {
-		return maxTimeout
+// deadlineToTimeout is what is left of a deadline at now; no deadline leaves
+// maxTimeout.
+func deadlineToTimeout(deadline, now time.Time) time.Duration {
+	if !deadline.IsZero() {
+		return deadline.Sub(now)
 	}
-	return deadline.Sub(now)
+	return maxTimeout
 }
 
-// adjustDeadlineForRTT moves deadline earlier by rtt, so that the broker
-// gives up on a request while there is still time for its response to reach
-// us. When less than rtt is left, only a quarter of what is left is taken.
-func adjustDeadlineForRTT(deadline time.Time, now time.Time, rtt time.Duration) time.Time {
-	if deadline.IsZero() {
+// adjustDeadlineForRTT pulls a deadline forward by rtt so that the broker stops
+// waiting early enough for its answer to arrive in time. If less than rtt
+// remains, the deadline moves by a quarter of the remainder instead. The
+// zero deadline (none) is returned as is.
+func adjustDeadlineForRTT(deadline, now time.Time, rtt time.Duration) time.Time {
+	switch left := deadline.Sub(now); {
+	case deadline.IsZero():
 		return deadline
+	case left < rtt:
+		return deadline.Add(-left / 4)
+	default:
+		return deadline.Add(-rtt)
 	}
-	if left := deadline.Sub(now); left < rtt {
-		rtt = left / 4
-	}
-	return deadline.Add(-rtt)
 }

@@ -81,8 +81,8 @@ var DefaultTransport RoundTripper = &Transport{
 	Dial: (&net.Dialer{Timeout: 3 * time.Second}).DialContext,
 }
 
-// CloseIdleConnections closes the idle connections now and the busy ones as
-// soon as their requests complete. The cached cluster metadata is dropped;
+// CloseIdleConnections shuts the connections that have no request in flight
+// at once, and the others when their last request is answered. The cached cluster metadata is dropped;
 // the next request starts afresh.
 func (t *Transport) CloseIdleConnections() {
 	t.mutex.Lock()

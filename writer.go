@@ -29,21 +29,17 @@ import (
 // written or failed. When some failed, the error is a WriteErrors indexed like
 // the messages:
 //
-//	w := &kafka.Writer{
-//		Addr:         kafka.TCP("localhost:9092"),
-//		Topic:        "topic-A",
-//		RequiredAcks: kafka.RequireAll,
-//	}
-//	switch err := w.WriteMessages(ctx, msgs...).(type) {
-//	case nil:
-//	case kafka.WriteErrors:
-//		for i := range msgs {
-//			if err[i] != nil {
-//				// msgs[i] was not written
+//	w := &kafka.Writer{Addr: kafka.TCP("broker-1:9092", "broker-2:9092"), Topic: "orders"}
+//	err := w.WriteMessages(ctx, msgs...)
+//	var perMessage kafka.WriteErrors
+//	if errors.As(err, &perMessage) {
+//		for i, e := range perMessage {
+//			if e != nil {
+//				log.Printf("order %d not written: %v", i, e)
 //			}
 //		}
-//	default:
-//		// validation error, closed writer, ...
+//	} else if err != nil {
+//		// the call as a whole failed: invalid message, closed writer, ...
 //	}
 //
 // Asynchronous mode (Async: true): WriteMessages returns as soon as the

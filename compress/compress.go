@@ -78,15 +78,17 @@ func (c Compression) Codec() Codec {
 // String returns the codec's name ("gzip", "snappy", "lz4", "zstd"), or
 // "uncompressed" when c has no codec.
 func (c Compression) String() string {
-	if codec := c.Codec(); codec != nil {
-		return codec.Name()
+	codec := c.Codec()
+	if codec == nil {
+		return "uncompressed"
 	}
-	return "uncompressed"
+	return codec.Name()
 }
 
 // MarshalText implements encoding.TextMarshaler with the String form.
 func (c Compression) MarshalText() ([]byte, error) {
-	return []byte(c.String()), nil
+	text := c.String()
+	return []byte(text), nil
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler. It accepts "none" and
@@ -117,7 +119,9 @@ func (c *Compression) UnmarshalText(b []byte) error {
 	return fmt.Errorf("compression format must be one of %s, not %q", strings.Join(names, ", "), s)
 }
 
-var (
-	_ encoding.TextMarshaler   = Compression(0)
-	_ encoding.TextUnmarshaler = (*Compression)(nil)
-)
+var _ interface {
+	encoding.TextMarshaler
+	fmt.Stringer
+} = Compression(0)
+
+var _ encoding.TextUnmarshaler = new(Compression)

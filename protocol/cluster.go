@@ -1,8 +1,11 @@
 package protocol
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -62,23 +65,16 @@ type Cluster struct {
 }
 
 // BrokerIDs returns the IDs of the cluster's brokers, in increasing order.
-func (c Cluster) BrokerIDs() []int32 {
-	ids := make([]int32, 0, len(c.Brokers))
-	for id := range c.Brokers {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
+func (c Cluster) BrokerIDs() []int32 { return sortedKeys(c.Brokers) }
 
 // TopicNames returns the names of the cluster's topics, sorted.
-func (c Cluster) TopicNames() []string {
-	names := make([]string, 0, len(c.Topics))
-	for name := range c.Topics {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+func (c Cluster) TopicNames() []string { return sortedKeys(c.Topics) }
+
+// sortedKeys returns m's keys in increasing order, in a non-nil slice.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	keys := slices.AppendSeq(make([]K, 0, len(m)), maps.Keys(m))
+	slices.Sort(keys)
+	return keys
 }
 
 // IsZero reports whether c holds no layout at all.

@@ -105,13 +105,9 @@ func (cr *ControlRecord) Value() Bytes { return NewBytes(cr.Data) }
 
 // Record returns cr as a plain record, with its key encoded.
 func (cr *ControlRecord) Record() Record {
-	return Record{
-		Offset:  cr.Offset,
-		Time:    cr.Time,
-		Key:     cr.Key(),
-		Value:   cr.Value(),
-		Headers: cr.Headers,
-	}
+	r := Record{Key: cr.Key(), Value: cr.Value()}
+	r.Offset, r.Time, r.Headers = cr.Offset, cr.Time, cr.Headers
+	return r
 }
 
 func rbReadAndClose(b Bytes) ([]byte, error) {

@@ -19,10 +19,12 @@ func TestMarshalRoundTrip(t *testing.T) {
 		[]string{"a", ""},
 		struct{}{},
 		struct {
-			A int32
-			B string
-			C []byte
-		}{A: 1, B: "42", C: []byte{}},
+			ID    int64
+			Name  string
+			Tags  []string
+			Blob  []byte
+			Inner struct{ On bool }
+		}{ID: 7, Name: "n", Tags: []string{"x", "y"}, Blob: []byte{0}, Inner: struct{ On bool }{true}},
 	}
 	for _, v := range values {
 		t.Run(fmt.Sprintf("%T/%v", v, v), func(t *testing.T) {

@@ -18,23 +18,22 @@ type ConnWaitGroup struct {
 
 // Dial opens a connection with DialFunc and counts it until it is closed.
 func (g *ConnWaitGroup) Dial(ctx context.Context, network, address string) (net.Conn, error) {
-	conn, err := g.DialFunc(ctx, network, address)
+	nc, err := g.DialFunc(ctx, network, address)
 	if err != nil {
 		return nil, err
 	}
 	g.Add(1)
-	return &trackedConn{Conn: conn, group: g}, nil
+	return &countedConn{Conn: nc, release: sync.OnceFunc(g.Done)}, nil
 }
 
-// trackedConn releases its slot in the group on the first Close.
-type trackedConn struct {
+// countedConn gives back its count in the group when first closed; later
+// Close calls only reach the underlying connection.
+type countedConn struct {
 	net.Conn
-	group  *ConnWaitGroup
-	closed sync.Once
+	release func()
 }
 
-func (c *trackedConn) Close() error {
-	err := c.Conn.Close()
-	c.closed.Do(c.group.Done)
-	return err
+func (c *countedConn) Close() error {
+	defer c.release()
+	return c.Conn.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"slices"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -15,23 +16,21 @@ func List(ctx context.Context, client *kafka.Client) (topics []kafka.Topic, err 
 	if client == nil {
 		return nil, errors.New("client is required")
 	}
-	res, err := client.Metadata(ctx, &kafka.MetadataRequest{Addr: client.Addr})
-	if err != nil {
-		return nil, err
+	var md *kafka.MetadataResponse
+	if md, err = client.Metadata(ctx, &kafka.MetadataRequest{Addr: client.Addr}); err == nil {
+		topics = md.Topics
 	}
-	return res.Topics, nil
+	return topics, err
 }
 
 // ListRe returns the topics of the cluster whose name matches re.
 func ListRe(ctx context.Context, cli *kafka.Client, re *regexp.Regexp) (topics []kafka.Topic, err error) {
-	all, err := List(ctx, cli)
-	if err != nil {
+	if topics, err = List(ctx, cli); err != nil {
 		return nil, err
 	}
-	for _, t := range all {
-		if re.MatchString(t.Name) {
-			topics = append(topics, t)
-		}
+	topics = slices.DeleteFunc(topics, func(t kafka.Topic) bool { return !re.MatchString(t.Name) })
+	if len(topics) == 0 {
+		topics = nil // as before: no match is a nil slice
 	}
 	return topics, nil
 }
