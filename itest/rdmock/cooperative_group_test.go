@@ -42,7 +42,9 @@ import (
 //     kafka-go's JoinGroup times out (after Timeout plus RebalanceTimeout)
 //     again and again. This is what made this test flaky, and what kept
 //     kcat leading from ever completing, before both members were given
-//     the same session timeout.
+//     the same session timeout. Two kcats show it too: with session
+//     timeouts of 45s and 10s, the second to join had no partition 60s
+//     later (either way round); with 6s each it had two after 13s.
 //   - It refuses a follower's SyncGroup that arrives after the leader's
 //     (INVALID_REQUEST; librdkafka rejoins, which starts another
 //     rebalance and refuses kafka-go's commit of the partitions it is
