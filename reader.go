@@ -109,6 +109,10 @@ type Reader struct {
 	currentPos       int
 	currentVersion   int64
 	currentWatermark int64
+	// pending are the batches other FetchMessage calls took from queue
+	// while current was in use, returned after it, in order, each
+	// checked against the version of its own partition reader.
+	pending []readerMessage
 
 	// Group readers with CommitInterval: ReadMessage records what it
 	// returned of the current batch in currentRead (one store per
@@ -547,18 +551,26 @@ func (r *Reader) ReadMessage(ctx context.Context) (Message, error) {
 	return msg, nil
 }
 
-// next returns the next message of the current batch, if there is one, or
-// else the generation of the partition readers, starting those of a
+// next returns the next message of the current batch or of the batches
+// pending after it, if there is one, starting the partition readers of a
 // partition reader on first use.
-func (r *Reader) next(autoCommit bool) (msg Message, ok bool, gen int64) {
+func (r *Reader) next(autoCommit bool) (msg Message, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.generation == 0 && !r.closed {
 		r.startReaders(r.partitionOffsets())
 	}
-	if r.currentPos == len(r.current) || !r.liveLocked(r.currentVersion, r.current[r.currentPos]) {
+	for r.currentPos == len(r.current) || !r.liveLocked(r.currentVersion, r.current[r.currentPos]) {
 		r.dropCurrent()
-		return Message{}, false, r.generation
+		if len(r.pending) == 0 {
+			return Message{}, false
+		}
+		item := r.pending[0]
+		r.pending[0] = readerMessage{}
+		r.pending = r.pending[1:]
+		if r.liveLocked(item.version, item.messages[0]) {
+			r.current, r.currentVersion, r.currentWatermark = item.messages, item.version, item.watermark
+		}
 	}
 	msg = r.current[r.currentPos]
 	r.current[r.currentPos] = Message{} // the batch must not keep what the program dropped
@@ -571,7 +583,7 @@ func (r *Reader) next(autoCommit bool) (msg Message, ok bool, gen int64) {
 	if r.currentPos == len(r.current) {
 		r.dropCurrent()
 	}
-	return msg, true, r.generation
+	return msg, true
 }
 
 // dropCurrent ends the current batch, handing its array back to the
@@ -621,29 +633,26 @@ func (r *Reader) take(item readerMessage) {
 	if len(item.messages) == 0 || !r.liveLocked(item.version, item.messages[0]) {
 		return
 	}
-	if r.currentPos == len(r.current) || !r.liveLocked(r.currentVersion, r.current[r.currentPos]) {
-		r.dropCurrent()
-		r.current = item.messages
-		r.currentVersion = item.version
-	} else {
-		// Another FetchMessage call took a batch meanwhile. In a
-		// cooperative group the two may come from partition readers of
-		// different versions, both still running; the newer version
-		// stands for both.
-		r.current = append(r.current[r.currentPos:], item.messages...)
-		r.currentPos = 0
-		r.currentVersion = max(r.currentVersion, item.version)
+	if len(r.pending) > 0 || (r.currentPos < len(r.current) && r.liveLocked(r.currentVersion, r.current[r.currentPos])) {
+		// Another FetchMessage call took a batch meanwhile: this one
+		// comes after it. They stay apart, as in a cooperative group
+		// they may come from partition readers of different versions
+		// that do not stop together.
+		r.pending = append(r.pending, item)
+		return
 	}
-	r.currentWatermark = item.watermark
+	r.dropCurrent()
+	r.current, r.currentVersion, r.currentWatermark = item.messages, item.version, item.watermark
 }
 
 // liveLocked tells whether messages of partition readers of version, such
-// as msg, are still to be returned: they are of the current generation, or
-// come from a partition reader a cooperative group kept running across
-// rebalances. The caller holds r.mu.
+// as msg, are still to be returned: they are of the current generation,
+// or, in a cooperative group, come from the partition reader that reads
+// msg's partition now (kept across rebalances or not: a partition given
+// up keeps no reader, whatever its version). The caller holds r.mu.
 func (r *Reader) liveLocked(version int64, msg Message) bool {
-	if version >= r.generation {
-		return true
+	if r.coop == nil {
+		return version >= r.generation
 	}
 	c, ok := r.coop[topicPartition{topic: msg.Topic, partition: int32(msg.Partition)}]
 	return ok && c.version == version
@@ -662,7 +671,7 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 func (r *Reader) fetchMessage(ctx context.Context, autoCommit bool) (Message, error) {
 	r.activateReadLag()
 	for {
-		msg, ok, gen := r.next(autoCommit)
+		msg, ok := r.next(autoCommit)
 		if ok {
 			return msg, nil
 		}
@@ -692,12 +701,12 @@ func (r *Reader) fetchMessage(ctx context.Context, autoCommit bool) (Message, er
 			return Message{}, io.EOF
 		}
 		r.queued.Add(-int64(len(item.messages)))
-		if item.version < gen && !r.liveCooperative(item) {
-			// Queued by partition readers that were replaced since (by
-			// SetOffset or a rebalance): not what the program expects next.
-			continue
-		}
 		if item.error != nil {
+			if !r.liveError(item.version) {
+				// From partition readers replaced since (by SetOffset or
+				// a rebalance): not the program's concern anymore.
+				continue
+			}
 			if errors.Is(item.error, io.EOF) {
 				// io.EOF tells callers the reader is closed; an EOF from a
 				// connection means something else.
@@ -886,6 +895,9 @@ func (r *Reader) Stats() ReaderStats {
 func (r *Reader) queueLength() int64 {
 	r.mu.Lock()
 	n := int64(len(r.current) - r.currentPos)
+	for _, item := range r.pending {
+		n += int64(len(item.messages))
+	}
 	r.mu.Unlock()
 	return n + max(r.queued.Load(), 0)
 }
@@ -960,7 +972,7 @@ func (r *Reader) startReaders(offsets map[topicPartition]int64) {
 	r.stopReaders = cancel
 	r.generation++
 	r.stashRead()
-	r.current, r.currentPos = nil, 0
+	r.current, r.currentPos, r.pending = nil, 0, nil
 	for key, offset := range offsets {
 		pr := &partitionReader{reader: r, topic: key.topic, partition: int(key.partition), version: r.generation}
 		r.workers.Add(1)

@@ -84,23 +84,21 @@ func (r *Reader) stopCooperative() {
 	}
 }
 
-// liveCooperative tells whether item comes from a partition reader still
-// running in a cooperative group, although from an older generation than
-// the Reader's (it was kept across rebalances).
-func (r *Reader) liveCooperative(item readerMessage) bool {
+// liveError tells whether an error queued by partition readers of version
+// concerns the program still: they are of the current generation or, in a
+// cooperative group, one of them is still running.
+func (r *Reader) liveError(version int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if item.error != nil {
-		for _, c := range r.coop {
-			if c.version == item.version {
-				return true
-			}
-		}
-		return false
+	if r.coop == nil {
+		return version >= r.generation
 	}
-	m := item.messages[0]
-	c, ok := r.coop[topicPartition{topic: m.Topic, partition: int32(m.Partition)}]
-	return ok && c.version == item.version
+	for _, c := range r.coop {
+		if c.version == version {
+			return true
+		}
+	}
+	return false
 }
 
 // cooperativeGeneration runs a generation of a cooperative balancer:

@@ -63,12 +63,15 @@ func (s *stubPartition) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 	return nil, fmt.Errorf("unexpected %T", req)
 }
 
-// serve makes fc play the stub: fetch answers are written as a broker
+// serve makes fc play the stub (see serveStub).
+func (s *stubPartition) serve(t testing.TB, fc *fakebroker.Cluster) { serveStub(t, fc, s) }
+
+// serveStub makes fc play stub: fetch answers are written as a broker
 // serves them (batches with their offsets, producers and markers, encoded
 // by internal/logshape), everything else as the stub answers it.
-func (s *stubPartition) serve(t testing.TB, fc *fakebroker.Cluster) {
+func serveStub(t testing.TB, fc *fakebroker.Cluster, stub RoundTripper) {
 	fc.SetHandler(func(r *fakebroker.Request) {
-		res, err := s.RoundTrip(context.Background(), fc.Addr(), r.Msg)
+		res, err := stub.RoundTrip(context.Background(), fc.Addr(), r.Msg)
 		if err != nil {
 			r.CloseConn()
 			return

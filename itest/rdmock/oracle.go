@@ -329,13 +329,18 @@ func KcatJoin(t testing.TB, bootstrap, group, topic string) *KcatMember {
 	return KcatJoinWith(t, bootstrap, group, topic, "range,roundrobin")
 }
 
-// KcatJoinWith is KcatJoin with the given partition.assignment.strategy.
-func KcatJoinWith(t testing.TB, bootstrap, group, topic, strategy string) *KcatMember {
+// KcatJoinWith is KcatJoin with the given partition.assignment.strategy
+// and further librdkafka properties ("name=value", passed with -X).
+func KcatJoinWith(t testing.TB, bootstrap, group, topic, strategy string, props ...string) *KcatMember {
 	t.Helper()
 	m := &KcatMember{done: make(chan struct{})}
-	m.cmd = exec.Command(Kcat(t), "-b", bootstrap, "-G", group, "-J", "-u",
-		"-X", "auto.offset.reset=earliest", "-X", "partition.assignment.strategy="+strategy,
-		"-X", "enable.auto.commit=false", "-d", "cgrp", topic)
+	args := []string{"-b", bootstrap, "-G", group, "-J", "-u",
+		"-X", "auto.offset.reset=earliest", "-X", "partition.assignment.strategy=" + strategy,
+		"-X", "enable.auto.commit=false"}
+	for _, p := range props {
+		args = append(args, "-X", p)
+	}
+	m.cmd = exec.Command(Kcat(t), append(args, "-d", "cgrp", topic)...)
 	stdout, err := m.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,258 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go/internal/fakebroker"
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/fetch"
+	"github.com/segmentio/kafka-go/protocol/findcoordinator"
+	"github.com/segmentio/kafka-go/protocol/heartbeat"
+	"github.com/segmentio/kafka-go/protocol/joingroup"
+	"github.com/segmentio/kafka-go/protocol/leavegroup"
+	"github.com/segmentio/kafka-go/protocol/listoffsets"
+	"github.com/segmentio/kafka-go/protocol/offsetcommit"
+	"github.com/segmentio/kafka-go/protocol/offsetfetch"
+	"github.com/segmentio/kafka-go/protocol/syncgroup"
+)
+
+// coopGroupStub is the coordinator and the partition leader of topic "t"
+// for one follower of a cooperative-sticky group: the n-th JoinGroup
+// makes generation n, whose SyncGroup gives assign(n); a heartbeat
+// answers REBALANCE_IN_PROGRESS after rebalance() was called. Partition
+// p holds records from 0 to limit(p) (records appear when it grows).
+type coopGroupStub struct {
+	mu        sync.Mutex
+	joins     int
+	rebalance bool
+	assign    func(gen int) []int
+	limits    map[int32]int64
+	fetches   map[int32]int
+	committed map[int32]int64
+	coord     *fakebroker.Broker
+}
+
+func newCoopGroupStub(assign func(gen int) []int, limits map[int32]int64) *coopGroupStub {
+	return &coopGroupStub{assign: assign, limits: limits, fetches: map[int32]int{}, committed: map[int32]int64{}}
+}
+
+func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) (Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch r := req.(type) {
+	case *findcoordinator.Request:
+		return &findcoordinator.Response{NodeID: s.coord.ID, Host: s.coord.Host, Port: s.coord.Port}, nil
+	case *joingroup.Request:
+		s.joins++
+		return &joingroup.Response{GenerationID: int32(s.joins), ProtocolName: r.Protocols[0].Name, LeaderID: "a-leader", MemberID: "m-1"}, nil
+	case *syncgroup.Request:
+		b, err := encodeAssignment(map[string][]int{"t": s.assign(int(r.GenerationID))})
+		return &syncgroup.Response{Assignments: b}, err
+	case *heartbeat.Request:
+		res := &heartbeat.Response{}
+		if s.rebalance && r.GenerationID == int32(s.joins) {
+			s.rebalance = false
+			res.ErrorCode = int16(RebalanceInProgress)
+		}
+		return res, nil
+	case *offsetfetch.Request:
+		res := &offsetfetch.Response{}
+		for _, t := range r.Topics {
+			rt := offsetfetch.ResponseTopic{Name: t.Name}
+			for _, p := range t.PartitionIndexes {
+				off, ok := s.committed[p]
+				if !ok {
+					off = -1
+				}
+				rt.Partitions = append(rt.Partitions, offsetfetch.ResponsePartition{PartitionIndex: p, CommittedOffset: off})
+			}
+			res.Topics = append(res.Topics, rt)
+		}
+		return res, nil
+	case *offsetcommit.Request:
+		res := &offsetcommit.Response{}
+		for _, t := range r.Topics {
+			rt := offsetcommit.ResponseTopic{Name: t.Name}
+			for _, p := range t.Partitions {
+				s.committed[p.PartitionIndex] = p.CommittedOffset
+				rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex})
+			}
+			res.Topics = append(res.Topics, rt)
+		}
+		return res, nil
+	case *leavegroup.Request:
+		return &leavegroup.Response{}, nil
+	case *listoffsets.Request:
+		p := r.Topics[0].Partitions[0]
+		offset := s.limits[p.Partition]
+		if p.Timestamp == FirstOffset {
+			offset = 0
+		}
+		return &listoffsets.Response{Topics: []listoffsets.ResponseTopic{{
+			Topic:      "t",
+			Partitions: []listoffsets.ResponsePartition{{Partition: p.Partition, Offset: offset}},
+		}}}, nil
+	case *fetch.Request:
+		p := r.Topics[0].Partitions[0]
+		s.fetches[p.Partition]++
+		part := fetch.ResponsePartition{Partition: p.Partition, HighWatermark: s.limits[p.Partition]}
+		if to := min(p.FetchOffset+10, s.limits[p.Partition]); to > p.FetchOffset {
+			part.RecordSet = stubSet(stubBatch(1, false, p.FetchOffset, to))
+		} else {
+			s.mu.Unlock()
+			select { // a broker holds an empty fetch for MaxWait
+			case <-time.After(5 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			s.mu.Lock()
+		}
+		return &fetch.Response{Topics: []fetch.ResponseTopic{{Topic: "t", Partitions: []fetch.ResponsePartition{part}}}}, nil
+	}
+	return nil, fmt.Errorf("unexpected request %T", req)
+}
+
+// serveCoopGroupStub starts a fake broker that plays stub, leading
+// partitions 0 and 1 of "t", and returns its address.
+func serveCoopGroupStub(t *testing.T, stub *coopGroupStub) net.Addr {
+	fc := fakebroker.New(t, 1)
+	fc.SetLeader(1, 1)
+	// The stub reads and answers OffsetFetch in the one-group layout of
+	// v0-7.
+	fc.Brokers[0].SetApiKey(protocol.OffsetFetch, 1, 7)
+	stub.coord = fc.Brokers[0]
+	serveStub(t, fc, stub)
+	return fc.Addr()
+}
+
+func (s *coopGroupStub) startRebalance() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rebalance = true
+}
+
+func (s *coopGroupStub) setLimit(p int32, limit int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limits[p] = limit
+}
+
+// waitStub waits until cond, read under the stub's lock, holds.
+func waitStub(t *testing.T, s *coopGroupStub, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.mu.Lock()
+		ok := cond()
+		s.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A partition revoked in a cooperative rebalance is not read anymore,
+// also when its partition reader was the last one started (so that its
+// batches are of the Reader's latest version): what it had queued is
+// dropped, as its new owner reads it from the committed offset.
+func TestReaderCooperativeRevokedPartitionStops(t *testing.T) {
+	// Generation 1: partition 0; 2: partitions 0 and 1; 3 and after: 0.
+	stub := newCoopGroupStub(func(gen int) []int {
+		if gen == 2 {
+			return []int{0, 1}
+		}
+		return []int{0}
+	}, map[int32]int64{0: 1, 1: 1 << 40})
+	r := NewReader(ReaderConfig{
+		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
+		HeartbeatInterval: time.Millisecond,
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     40,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := r.FetchMessage(ctx)
+	if err != nil || m.Partition != 0 || m.Offset != 0 {
+		t.Fatalf("first message %d@%d, %v", m.Partition, m.Offset, err)
+	}
+
+	// Partition 1 comes; once its reader fetches a second time, its first
+	// batch is queued (nothing is read meanwhile).
+	stub.startRebalance()
+	waitStub(t, stub, "partition 1 to be fetched twice", func() bool { return stub.fetches[1] >= 2 })
+	// Partition 1 goes; the follow-up rebalance (join 4) comes after the
+	// Reader stopped its reader.
+	stub.startRebalance()
+	waitStub(t, stub, "the follow-up rebalance", func() bool { return stub.joins >= 4 })
+
+	// Partition 0 gets records after partition 1's, in the queue too.
+	stub.setLimit(0, 30)
+	for next := int64(1); next < 30; next++ {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Partition != 0 || m.Offset != next {
+			t.Fatalf("after partition 1 was revoked: message %d@%d, want 0@%d", m.Partition, m.Offset, next)
+		}
+	}
+}
+
+// Two FetchMessage calls may each take a batch from the queue while the
+// first batch is still being returned. In a cooperative group the two may
+// come from partition readers started in different generations, kept
+// since: both batches are returned in full and in order, also after a
+// partition reader started for a newly assigned partition; a batch of a
+// partition given up meanwhile is not.
+func TestReaderBatchesOfKeptPartitionReaders(t *testing.T) {
+	batch := func(partition int, from, to int64) []Message {
+		var msgs []Message
+		for o := from; o < to; o++ {
+			msgs = append(msgs, Message{Topic: "t", Partition: partition, Offset: o})
+		}
+		return msgs
+	}
+	tp := func(p int32) topicPartition { return topicPartition{topic: "t", partition: p} }
+	r := &Reader{generation: 3, coop: map[topicPartition]*coopReader{
+		tp(0): {version: 1}, tp(2): {version: 2}, tp(3): {version: 3},
+	}}
+	r.take(readerMessage{version: 1, messages: batch(0, 0, 3)})
+	if m, ok := r.next(false); !ok || m.Partition != 0 || m.Offset != 0 {
+		t.Fatalf("first message %d@%d, %v", m.Partition, m.Offset, ok)
+	}
+	// Other calls take batches of partitions 2 and 3 meanwhile.
+	r.take(readerMessage{version: 2, messages: batch(2, 10, 13)})
+	r.take(readerMessage{version: 3, messages: batch(3, 20, 23)})
+	if n := r.queueLength(); n != 8 {
+		t.Errorf("queue length %d, want 8", n)
+	}
+	// Partition 1 is assigned, partition 3 given up.
+	r.mu.Lock()
+	r.generation++
+	r.coop[tp(1)] = &coopReader{version: r.generation}
+	delete(r.coop, tp(3))
+	r.mu.Unlock()
+	var got []string
+	for {
+		m, ok := r.next(false)
+		if !ok {
+			break
+		}
+		got = append(got, fmt.Sprintf("%d@%d", m.Partition, m.Offset))
+	}
+	if want := "[0@1 0@2 2@10 2@11 2@12]"; fmt.Sprint(got) != want {
+		t.Fatalf("messages %v, want %s", got, want)
+	}
+}
