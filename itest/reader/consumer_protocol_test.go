@@ -43,6 +43,7 @@ type member848 struct {
 	instance   string
 	epoch      int32
 	partitions []int32 // of the test's one topic
+	settled    bool    // partitions are the broker's target assignment
 }
 
 // describe848 returns the members of a "consumer" group by member ID.
@@ -60,17 +61,24 @@ func describe848(t *testing.T, admin *kgo.Client, group string) map[string]membe
 		if m.InstanceID != nil {
 			mm.instance = *m.InstanceID
 		}
+		var target []int32
 		for _, tp := range m.Assignment.TopicPartitions {
 			mm.partitions = append(mm.partitions, tp.Partitions...)
 		}
+		for _, tp := range m.TargetAssignment.TopicPartitions {
+			target = append(target, tp.Partitions...)
+		}
 		sort.Slice(mm.partitions, func(i, j int) bool { return mm.partitions[i] < mm.partitions[j] })
+		sort.Slice(target, func(i, j int) bool { return target[i] < target[j] })
+		mm.settled = fmt.Sprint(target) == fmt.Sprint(mm.partitions)
 		out[m.MemberID] = mm
 	}
 	return out
 }
 
 // wait848 waits until the group has n members that own every one of
-// partitions exactly once, and returns them.
+// partitions exactly once, as evenly as possible, each what the broker
+// means it to have (no reconciliation under way), and returns them.
 func wait848(t *testing.T, admin *kgo.Client, group string, n, partitions int) map[string]member848 {
 	t.Helper()
 	var last map[string]member848
@@ -81,7 +89,7 @@ func wait848(t *testing.T, admin *kgo.Client, group string, n, partitions int) m
 		}
 		byMember := map[string][]int32{}
 		for id, m := range last {
-			if len(m.partitions) == 0 && partitions >= n {
+			if !m.settled || len(m.partitions) < partitions/n || len(m.partitions) > (partitions+n-1)/n {
 				return false
 			}
 			byMember[id] = m.partitions
@@ -410,7 +418,33 @@ func TestConsumerProtocolTakesOverEmptyClassicGroup(t *testing.T) {
 	classic := startMember(t, addrs, group, topic, "classic", c)
 	waitDistinct(t, c, partitions*n)
 
-	next := startMember(t, addrs, group, topic, "consumer", c, consumerProtocol)
+	// The newcomer's FetchMessage returns the refusals (after
+	// MaxAttempts of them); its program reads on.
+	r := groupReader(addrs, group, topic, consumerProtocol)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	refusals := 0
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			m, err := r.FetchMessage(ctx)
+			if err != nil {
+				refusals++
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			c.add("consumer", m)
+			if err := r.CommitMessages(ctx, m); err != nil && ctx.Err() == nil {
+				t.Errorf("commit: %v", err)
+			}
+		}
+	}()
+	stopNext := func() {
+		cancel()
+		<-done
+		r.Close()
+	}
+	defer stopNext()
 	produce(t, cl, topic, partitions, n)
 	waitDistinct(t, c, 2*partitions*n) // read by the classic member
 	if got := c.countBy("consumer"); got != 0 {
@@ -420,7 +454,8 @@ func TestConsumerProtocolTakesOverEmptyClassicGroup(t *testing.T) {
 	wait848(t, cl, group, 1, partitions)
 	produce(t, cl, topic, partitions, n)
 	waitDistinct(t, c, 3*partitions*n)
-	next.stop()
+	stopNext()
+	t.Logf("FetchMessage returned %d errors while the classic member was in the group", refusals)
 	c.checkExactlyOnce(t, partitions, 0, 3*n)
 	if got := c.countBy("consumer"); got != partitions*n {
 		t.Fatalf("the consumer-protocol member read %d records, want the %d produced after the classic member left", got, partitions*n)
