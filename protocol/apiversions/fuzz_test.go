@@ -13,5 +13,7 @@ func FuzzApiVersionsResponse(f *testing.F) {
 		Key:        protocol.ApiVersions,
 		MinVersion: 0,
 		MaxVersion: 4,
+		// Header v0 at every version.
+		TaggedHeaderFrom: -1,
 	})
 }

@@ -2,25 +2,12 @@ package consumergroupheartbeat_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
 
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/consumergroupheartbeat"
 	"github.com/segmentio/kafka-go/protocol/prototest"
 )
-
-// wire builds expected bytes by hand from the spec's primitive types,
-// independently of the codec under test.
-type wire []byte
-
-func (w wire) i8(v int8) wire     { return append(w, byte(v)) }
-func (w wire) i16(v int16) wire   { return binary.BigEndian.AppendUint16(w, uint16(v)) }
-func (w wire) i32(v int32) wire   { return binary.BigEndian.AppendUint32(w, uint32(v)) }
-func (w wire) uv(v uint64) wire   { return binary.AppendUvarint(w, v) }
-func (w wire) cstr(s string) wire { return append(w.uv(uint64(len(s))+1), s...) }
-func (w wire) null() wire         { return w.uv(0) }
-func (w wire) raw(b ...byte) wire { return append(w, b...) }
 
 var topicA = [16]byte{0: 0xA0, 15: 0x0A}
 
@@ -54,36 +41,26 @@ func TestRequestBytes(t *testing.T) {
 		RebalanceTimeoutMs: 30000, SubscribedTopicNames: []string{"t"},
 		TopicPartitions: []consumergroupheartbeat.TopicPartitions{},
 	}
-	var buf bytes.Buffer
-	if err := protocol.WriteRequest(&buf, 0, 9, "c", req); err != nil {
-		t.Fatal(err)
-	}
-	want := wire{}.i16(68).i16(0).i32(9).i16(1).raw('c').uv(0) // header v2
-	want = want.cstr("g").cstr("m").i32(0).cstr("i")
-	want = want.null()          // rack
-	want = want.i32(30000)      // rebalance timeout
-	want = want.uv(2).cstr("t") // subscribed topics
-	want = want.null()          // server assignor
-	want = want.uv(1)           // owned partitions: empty
-	want = want.uv(0)           // tagged fields
-	got := buf.Bytes()[4:]
-	if !bytes.Equal(got, want) {
+	want := prototest.Wire{}.CompactString("g").CompactString("m").I32(0).CompactString("i")
+	want = want.Uvarint(0)                    // rack
+	want = want.I32(30000)                    // rebalance timeout
+	want = want.Uvarint(2).CompactString("t") // subscribed topics
+	want = want.Uvarint(0)                    // server assignor
+	want = want.Uvarint(1)                    // owned partitions: empty
+	want = want.Uvarint(0)                    // tagged fields
+	if got := prototest.RequestBody(t, 0, true, req); !bytes.Equal(got, want) {
 		t.Fatalf("request\n got % x\nwant % x", got, want)
 	}
 
 	req = &consumergroupheartbeat.Request{GroupID: "g", MemberID: "m", MemberEpoch: 4, RebalanceTimeoutMs: -1,
 		TopicPartitions: []consumergroupheartbeat.TopicPartitions{{TopicID: topicA, Partitions: []int32{3}}}}
-	buf.Reset()
-	if err := protocol.WriteRequest(&buf, 1, 9, "c", req); err != nil {
-		t.Fatal(err)
-	}
-	want = wire{}.i16(68).i16(1).i32(9).i16(1).raw('c').uv(0).
-		cstr("g").cstr("m").i32(4).null().null().i32(-1).null().
-		null(). // v1: regex
-		null().
-		uv(2).raw(topicA[:]...).uv(2).i32(3).uv(0).
-		uv(0)
-	if got := buf.Bytes()[4:]; !bytes.Equal(got, want) {
+	want = prototest.Wire{}.
+		CompactString("g").CompactString("m").I32(4).Uvarint(0).Uvarint(0).I32(-1).Uvarint(0).
+		Uvarint(0). // v1: regex
+		Uvarint(0).
+		Uvarint(2).Raw(topicA[:]...).Uvarint(2).I32(3).Uvarint(0).
+		Uvarint(0)
+	if got := prototest.RequestBody(t, 1, true, req); !bytes.Equal(got, want) {
 		t.Fatalf("v1 request\n got % x\nwant % x", got, want)
 	}
 }
@@ -91,10 +68,10 @@ func TestRequestBytes(t *testing.T) {
 // The assignment is a nullable struct: -1 when absent, 1 and the struct
 // when present.
 func TestResponseAssignment(t *testing.T) {
-	body := wire{}.i32(0).i16(0).null().cstr("m").i32(5).i32(3000).
-		i8(1).uv(2).raw(topicA[:]...).uv(3).i32(0).i32(2).uv(0).uv(0). // assignment
-		uv(0)
-	res := decode(t, 0, body).(*consumergroupheartbeat.Response)
+	body := prototest.Wire{}.I32(0).I16(0).Uvarint(0).CompactString("m").I32(5).I32(3000).
+		I8(1).Uvarint(2).Raw(topicA[:]...).Uvarint(3).I32(0).I32(2).Uvarint(0).Uvarint(0). // assignment
+		Uvarint(0)
+	res := prototest.ReadResponse(t, protocol.ConsumerGroupHeartbeat, 0, true, body).(*consumergroupheartbeat.Response)
 	if res.MemberID != "m" || res.MemberEpoch != 5 || res.HeartbeatIntervalMs != 3000 || res.Assignment == nil {
 		t.Fatalf("%+v", res)
 	}
@@ -103,20 +80,9 @@ func TestResponseAssignment(t *testing.T) {
 		t.Fatalf("assignment %+v", tps)
 	}
 
-	body = wire{}.i32(0).i16(113).cstr("stale").null().i32(5).i32(3000).i8(-1).uv(0)
-	res = decode(t, 1, body).(*consumergroupheartbeat.Response)
+	body = prototest.Wire{}.I32(0).I16(113).CompactString("stale").Uvarint(0).I32(5).I32(3000).I8(-1).Uvarint(0)
+	res = prototest.ReadResponse(t, protocol.ConsumerGroupHeartbeat, 1, true, body).(*consumergroupheartbeat.Response)
 	if res.Assignment != nil || res.ErrorCode != 113 || res.ErrorMessage != "stale" {
 		t.Fatalf("%+v", res)
 	}
-}
-
-func decode(t *testing.T, v int16, body []byte) protocol.Message {
-	t.Helper()
-	frame := wire{}.i32(int32(4 + 1 + len(body))).i32(1).uv(0)
-	frame = append(frame, body...)
-	_, msg, err := protocol.ReadResponse(bytes.NewReader(frame), protocol.ConsumerGroupHeartbeat, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return msg
 }

@@ -14,8 +14,9 @@ type ResponseFuzz struct {
 	MinVersion int16
 	MaxVersion int16
 	// TaggedHeaderFrom is the first version whose response header carries
-	// a tagged-field section; 0 means none does (ApiVersions keeps header v0
-	// so that a client can read it before it knows what the broker speaks).
+	// a tagged-field section; negative when none does (ApiVersions keeps
+	// header v0 so that a client can read it before it knows what the
+	// broker speaks).
 	TaggedHeaderFrom int16
 	// EncodeMayFail, when set, is given a fresh decoding of the same frame
 	// after the decoded response failed to encode, and returns true when
@@ -36,7 +37,7 @@ func FuzzResponse(f *testing.F, spec ResponseFuzz) {
 		version := spec.MinVersion + int16(int(v)%versions)
 		frame := binary.BigEndian.AppendUint32(nil, 0)
 		frame = binary.BigEndian.AppendUint32(frame, 1)
-		if spec.TaggedHeaderFrom > 0 && version >= spec.TaggedHeaderFrom {
+		if spec.TaggedHeaderFrom >= 0 && version >= spec.TaggedHeaderFrom {
 			frame = append(frame, 0)
 		}
 		frame = append(frame, body...)
