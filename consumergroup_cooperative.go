@@ -11,16 +11,23 @@ import (
 // rack (v3, null), as the Java client and franz-go write it.
 const cooperativeSubscriptionVersion = 3
 
-// isCooperative tells whether the balancer named protocol (the one the
-// coordinator chose) lets members keep their partitions across a
-// rebalance.
+// isCooperative tells whether this member keeps its partitions across a
+// rebalance: the balancer named protocol (the one the coordinator chose)
+// lets it, and so do all the others it offers. A member that also offers
+// an eager balancer gives up everything before each join, as the Java
+// client does: the group may pick the eager one in any rebalance (a
+// member offering only that one joins), and its leader would then hand
+// this member's partitions to others while this one still read them.
 func (cg *ConsumerGroup) isCooperative(protocol string) bool {
-	b, ok := findGroupBalancer(protocol, cg.config.GroupBalancers)
-	if !ok {
+	if _, ok := findGroupBalancer(protocol, cg.config.GroupBalancers); !ok {
 		return false
 	}
-	_, ok = b.(cooperativeBalancer)
-	return ok
+	for _, b := range cg.config.GroupBalancers {
+		if _, ok := b.(cooperativeBalancer); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // encodeCooperativeSubscription writes the subscription of a cooperative

@@ -19,7 +19,9 @@ import (
 // in the subscription, version 3), so groups can mix these clients. All
 // members must offer it for the coordinator to choose it; to move a live
 // group from an eager balancer, first deploy every member with both
-// (cooperative-sticky first), then remove the eager one.
+// (cooperative-sticky first), then remove the eager one. A member that
+// offers an eager balancer too gives up all its partitions before each
+// rebalance, as the Java client does.
 type CooperativeStickyGroupBalancer struct{}
 
 func (CooperativeStickyGroupBalancer) ProtocolName() string { return "cooperative-sticky" }

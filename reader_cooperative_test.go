@@ -35,6 +35,12 @@ type coopGroupStub struct {
 	fetches   map[int32]int
 	committed map[int32]int64
 	coord     *fakebroker.Broker
+	// protocol, when set, names the protocol the coordinator chose for
+	// generation gen (else the member's first); onJoin, when set, is
+	// called with the lock held as JoinGroup n arrives, and the answer
+	// waits for the channel it returns to close.
+	protocol func(gen int) string
+	onJoin   func(n int) <-chan struct{}
 }
 
 func newCoopGroupStub(assign func(gen int) []int, limits map[int32]int64) *coopGroupStub {
@@ -49,7 +55,19 @@ func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 		return &findcoordinator.Response{NodeID: s.coord.ID, Host: s.coord.Host, Port: s.coord.Port}, nil
 	case *joingroup.Request:
 		s.joins++
-		return &joingroup.Response{GenerationID: int32(s.joins), ProtocolName: r.Protocols[0].Name, LeaderID: "a-leader", MemberID: "m-1"}, nil
+		gen := s.joins
+		res := &joingroup.Response{GenerationID: int32(gen), ProtocolName: r.Protocols[0].Name, LeaderID: "a-leader", MemberID: "m-1"}
+		if s.protocol != nil {
+			res.ProtocolName = s.protocol(gen)
+		}
+		if s.onJoin != nil {
+			if hold := s.onJoin(gen); hold != nil {
+				s.mu.Unlock()
+				<-hold
+				s.mu.Lock()
+			}
+		}
+		return res, nil
 	case *syncgroup.Request:
 		b, err := encodeAssignment(map[string][]int{"t": s.assign(int(r.GenerationID))})
 		return &syncgroup.Response{Assignments: b}, err
@@ -254,5 +272,86 @@ func TestReaderBatchesOfKeptPartitionReaders(t *testing.T) {
 	}
 	if want := "[0@1 0@2 2@10 2@11 2@12]"; fmt.Sprint(got) != want {
 		t.Fatalf("messages %v, want %s", got, want)
+	}
+}
+
+// A member that offers an eager balancer besides cooperative-sticky gives
+// up all its partitions before each join, as the Java client and
+// librdkafka do, even while the group uses cooperative-sticky: the group
+// may pick the eager balancer in any rebalance (a member that only offers
+// it joins), and the leader then assigns this member's partitions to
+// others while it would still be reading them.
+func TestReaderCooperativeWithEagerBalancerRevokesBeforeJoin(t *testing.T) {
+	var fetchesAtJoin int
+	release := make(chan struct{})
+	joined := make(chan struct{})
+	stub := newCoopGroupStub(func(gen int) []int {
+		if gen == 1 {
+			return []int{0}
+		}
+		return []int{1} // range gives partition 0 to another member
+	}, map[int32]int64{0: 25, 1: 1 << 40})
+	stub.protocol = func(gen int) string {
+		if gen == 1 {
+			return "cooperative-sticky"
+		}
+		return "range"
+	}
+	stub.onJoin = func(n int) <-chan struct{} {
+		if n != 2 {
+			return nil
+		}
+		fetchesAtJoin = stub.fetches[0]
+		close(joined)
+		return release
+	}
+	r := NewReader(ReaderConfig{
+		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}, RangeGroupBalancer{}},
+		HeartbeatInterval: time.Millisecond,
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     40,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var read int64
+	for ; read < 25; read++ {
+		m, err := r.FetchMessage(ctx)
+		if err != nil || m.Partition != 0 || m.Offset != read {
+			t.Fatalf("message %d@%d, %v; want 0@%d", m.Partition, m.Offset, err, read)
+		}
+		if err := r.CommitMessages(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stub.startRebalance()
+	select {
+	case <-joined:
+	case <-ctx.Done():
+		t.Fatal("no second JoinGroup")
+	}
+	// While the coordinator holds the JoinGroup, partition 0 is not
+	// fetched (a running reader would, every MaxWait, the records being
+	// all read): its reader stopped before the join.
+	time.Sleep(50 * time.Millisecond)
+	stub.mu.Lock()
+	during := stub.fetches[0] - fetchesAtJoin
+	committed := stub.committed[0]
+	stub.mu.Unlock()
+	close(release)
+	if during != 0 {
+		t.Errorf("partition 0 fetched %d times while the member was joining", during)
+	}
+	if committed != read {
+		t.Errorf("committed offset of partition 0 %d, want %d", committed, read)
+	}
+	for i := 0; i < 5; i++ {
+		m, err := r.FetchMessage(ctx)
+		if err != nil || m.Partition != 1 {
+			t.Fatalf("after the rebalance: message %d@%d, %v; want partition 1", m.Partition, m.Offset, err)
+		}
 	}
 }

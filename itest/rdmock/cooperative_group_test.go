@@ -22,7 +22,7 @@ import (
 // assigned), and the test checks what users rely on: every record is read,
 // each by exactly one member (the owner commits before giving a partition
 // up, and the new owner starts there), no member reads a record twice or
-// goes back, kafka-go's partitions readers are started once for each
+// goes back, kafka-go's partition readers are started once for each
 // partition it reads (those it keeps are not restarted), and in the end
 // the members read two partitions each.
 //
@@ -52,9 +52,20 @@ import (
 //     SyncGroup is held back by its probe; a kcat leader asks the
 //     coordinator for metadata before its SyncGroup, and every answer of
 //     the coordinator is delayed, so the kafka-go follower's comes first.
+//
+// The two cases run side by side (each has a cluster of its own): they
+// mostly wait for the mock's timers.
 func TestMixedCooperativeGroup(t *testing.T) {
-	t.Run("kafka-go leads kcat", func(t *testing.T) { testMixedCooperativeGroup(t, false) })
-	t.Run("kcat leads kafka-go", func(t *testing.T) { testMixedCooperativeGroup(t, true) })
+	for _, kcatLeads := range []bool{false, true} {
+		name := "kafka-go leads kcat"
+		if kcatLeads {
+			name = "kcat leads kafka-go"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testMixedCooperativeGroup(t, kcatLeads)
+		})
+	}
 }
 
 func testMixedCooperativeGroup(t *testing.T, kcatLeads bool) {
