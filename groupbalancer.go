@@ -45,16 +45,8 @@ type GroupBalancer interface {
 // taken in the order they are listed, so when the division is not even it is
 // the last members that get one more (upstream kafka-go's split).
 //
-// With 5 partitions and 2 consumers:
-//
-//	C0: [0, 1]
-//	C1: [2, 3, 4]
-//
-// With 7 partitions and 3 consumers:
-//
-//	C0: [0, 1]
-//	C1: [2, 3]
-//	C2: [4, 5, 6]
+// For example, members m1 < m2 < m3 sharing a topic of 7 partitions get
+// 0-1, 2-3 and 4-6; two members sharing 5 partitions get 0-1 and 2-4.
 type RangeGroupBalancer struct{}
 
 func (r RangeGroupBalancer) ProtocolName() string { return "range" }
@@ -82,16 +74,9 @@ func (r RangeGroupBalancer) AssignGroups(members []GroupMember, topicPartitions 
 // Every topic starts again with the first member, so members with the same
 // subscriptions get the same partition numbers of each topic.
 //
-// With 5 partitions and 2 consumers:
-//
-//	C0: [0, 2, 4]
-//	C1: [1, 3]
-//
-// With 7 partitions and 3 consumers:
-//
-//	C0: [0, 3, 6]
-//	C1: [1, 4]
-//	C2: [2, 5]
+// For example, members m1 < m2 < m3 sharing a topic of 7 partitions get
+// {0, 3, 6}, {1, 4} and {2, 5}; two members sharing 5 partitions get
+// {0, 2, 4} and {1, 3}.
 type RoundRobinGroupBalancer struct{}
 
 func (r RoundRobinGroupBalancer) ProtocolName() string { return "roundrobin" }
