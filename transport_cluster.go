@@ -70,8 +70,8 @@ type refreshCall struct {
 	// merge, when set, is the state the answer adds its topics to (a
 	// refresh of the topics just taken into use; transport_topics.go).
 	merge *clusterState
-	state   *clusterState
-	err     error
+	state *clusterState
+	err   error
 }
 
 type coordinatorKey struct {
