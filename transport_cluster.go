@@ -67,8 +67,11 @@ type refreshCall struct {
 	done    chan struct{}
 	started time.Time
 	topics  []string // asked for
-	state   *clusterState
-	err     error
+	// merge, when set, is the state the answer adds its topics to (a
+	// refresh of the topics just taken into use; transport_topics.go).
+	merge *clusterState
+	state *clusterState
+	err   error
 }
 
 type coordinatorKey struct {
@@ -216,6 +219,7 @@ func (cl *cluster) invalidate() {
 // held.
 func (cl *cluster) startRefresh() *refreshCall {
 	call := &refreshCall{done: make(chan struct{}), started: time.Now(), topics: cl.refreshTopicsLocked()}
+	call.topics, call.merge = cl.narrowRefreshLocked(call.topics, call.started)
 	cl.refreshing = call
 	go cl.refresh(call)
 	return call
@@ -229,6 +233,9 @@ func (cl *cluster) refresh(call *refreshCall) {
 	var s *clusterState
 	if err == nil {
 		s = newClusterState(res, call.started, cl.metadataTTL)
+		if call.merge != nil {
+			s = mergeClusterState(call.merge, s)
+		}
 	}
 	cl.mu.Lock()
 	cl.refreshing = nil

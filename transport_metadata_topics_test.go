@@ -179,3 +179,61 @@ func TestClientMetadataOfAllTopics(t *testing.T) {
 		t.Fatalf("metadata of all topics lists %d topics, want 21", len(all.Topics))
 	}
 }
+
+// TestWriterManyTopicsMetadataGrowsLinearly: a Writer without Topic takes
+// 300 topics into use one after another. Each new topic must cost a
+// Metadata request for the new topic, not one for every topic in use so
+// far (300 × 300 / 2 names asked in all).
+func TestWriterManyTopicsMetadataGrowsLinearly(t *testing.T) {
+	const topics = 300
+	fc := clusterWithOtherTopics(t, topics)
+	fc.SetHandler(func(r *fakebroker.Request) { answerProduce(r, func(int32) int16 { return 0 }) })
+	// Answer Metadata requests with the topics asked for, as a broker does.
+	fc.Brokers[0].Intercept = func(_ *fakebroker.Conn, r *fakebroker.Request) bool {
+		m, ok := r.Msg.(*metadata.Request)
+		if !ok {
+			return false
+		}
+		fc.Mu.Lock()
+		fc.MetaReqs = append(fc.MetaReqs, m)
+		fc.Mu.Unlock()
+		res := fc.MetadataResponse()
+		if names, ok := metaNames(m); ok {
+			kept := res.Topics[:0]
+			for _, t := range res.Topics {
+				if slices.Contains(names, t.Name) {
+					kept = append(kept, t)
+				}
+			}
+			res.Topics = kept
+		}
+		r.Reply(res)
+		return true
+	}
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	w := &Writer{Addr: fc.Addr(), Transport: tr, BatchSize: 1, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := testContext(t)
+	for i := 0; i < topics; i++ {
+		if err := w.WriteMessages(ctx, Message{Topic: fmt.Sprintf("other-%d", i), Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := 0
+	for _, names := range checkMetaTopics(t, fc, otherTopics(topics)...) {
+		asked += len(names)
+	}
+	t.Logf("%d metadata requests, %d topic names asked in all", len(metaRequests(fc)), asked)
+	if asked > 4*topics {
+		t.Errorf("%d topic names asked for %d topics taken into use one by one, want at most %d", asked, topics, 4*topics)
+	}
+}
+
+func otherTopics(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("other-%d", i)
+	}
+	return names
+}

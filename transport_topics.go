@@ -4,6 +4,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/segmentio/kafka-go/protocol/metadata"
+
+	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
 	"github.com/segmentio/kafka-go/protocol/produce"
@@ -20,6 +23,11 @@ import (
 // refresh that includes it, as for a topic missing from the cache. A
 // Metadata request for all topics (no names) is sent to a broker instead of
 // being answered from the cache.
+//
+// Taking topics into use one after another (a Writer writing to 1000
+// topics) must not make each new topic a refresh of all the topics in use
+// so far: while the cached state is fresh and was not invalidated, the
+// refresh asks for the new topics alone and adds them to it.
 
 // useTopics adds the topics named by topics to the set the metadata covers,
 // and, when one is new, makes the next lookup of the cluster's state wait
@@ -47,7 +55,9 @@ func (cl *cluster) useTopics(topics []string) {
 		next[name] = struct{}{}
 	}
 	cl.wanted.Store(&next)
-	cl.widenedAt = time.Now()
+	if cl.state == nil || missingTopics(cl.state, topics) {
+		cl.widenedAt = time.Now()
+	}
 }
 
 func containsAll(set map[string]struct{}, names []string) bool {
@@ -110,4 +120,53 @@ func (cl *cluster) refreshTopicsLocked() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// narrowRefreshLocked returns what a refresh about to start asks for: only
+// the topics the fresh cached state lacks, with that state to merge the
+// answer into, when it can; otherwise topics, with nothing to merge into.
+// cl.mu must be held.
+func (cl *cluster) narrowRefreshLocked(topics []string, now time.Time) ([]string, *clusterState) {
+	s := cl.state
+	if s == nil || cl.metadataTopics != nil || !now.Before(s.expires) || cl.invalidatedAt.After(s.started) {
+		return topics, nil
+	}
+	var missing []string
+	for _, name := range topics {
+		if _, ok := s.layout.Topics[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 || len(missing) == len(topics) {
+		return topics, nil
+	}
+	return missing, s
+}
+
+// mergeClusterState returns old with the topics of add (an answer about
+// topics old lacks) added, and the brokers of add; it expires when old
+// does, so the periodic refresh of every topic in use keeps its pace.
+func mergeClusterState(old, add *clusterState) *clusterState {
+	meta := *add.meta
+	meta.Topics = make([]metadata.ResponseTopic, 0, len(old.meta.Topics)+len(add.meta.Topics))
+	a, b := old.meta.Topics, add.meta.Topics
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || (len(a) > 0 && a[0].Name < b[0].Name):
+			meta.Topics, a = append(meta.Topics, a[0]), a[1:]
+		case len(a) > 0 && a[0].Name == b[0].Name:
+			meta.Topics, a, b = append(meta.Topics, b[0]), a[1:], b[1:]
+		default:
+			meta.Topics, b = append(meta.Topics, b[0]), b[1:]
+		}
+	}
+	layout := add.layout
+	layout.Topics = make(map[string]protocol.Topic, len(old.layout.Topics)+len(add.layout.Topics))
+	for name, t := range old.layout.Topics {
+		layout.Topics[name] = t
+	}
+	for name, t := range add.layout.Topics {
+		layout.Topics[name] = t
+	}
+	return &clusterState{meta: &meta, layout: layout, started: add.started, expires: old.expires}
 }

@@ -709,6 +709,13 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 
 	failed := false
 	if !w.Async {
+		if w.Completion != nil && pendingBatches(batches) && st.completers.current() {
+			// A Completion call waiting for batches whose own Completion
+			// must run first: the completion workers must not count on
+			// this one (completionWorkers.park).
+			st.workers.park(w)
+			defer st.workers.unpark()
+		}
 		var ctxErr error
 		for b, indexes := range batches {
 			var err error
@@ -747,6 +754,18 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	default:
 		return nil
 	}
+}
+
+// pendingBatches reports whether one of batches is not done yet.
+func pendingBatches(batches map[*writeBatch][]int32) bool {
+	for b := range batches {
+		select {
+		case <-b.done:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 func refuseAll(n int, cause error) error {

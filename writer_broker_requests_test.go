@@ -642,7 +642,23 @@ func heapInUse() int64 {
 // workers must not make a waiting call queue behind the calls that wait
 // for it.
 func TestWriterCompletionChainAcrossPartitions(t *testing.T) {
-	const partitions = 20
+	testCompletionChain(t, 20)
+}
+
+// TestWriterCompletionChainWithoutWatchdog runs a chain of 100 Completion
+// calls, each writing synchronously to the next partition, with the
+// completion watchdog's wait set to an hour: each link waits inside the
+// Writer, which must start the next link's worker at once
+// (completionWorkers.park), not after the watchdog's wait (up to 100 ms
+// per link otherwise).
+func TestWriterCompletionChainWithoutWatchdog(t *testing.T) {
+	stall, stallMax := completionStall, completionStallMax
+	completionStall, completionStallMax = time.Hour, time.Hour
+	defer func() { completionStall, completionStallMax = stall, stallMax }()
+	testCompletionChain(t, 100)
+}
+
+func testCompletionChain(t *testing.T, partitions int) {
 	s := newStubBroker(map[string]int{"t": partitions})
 	var w *Writer
 	var mu sync.Mutex

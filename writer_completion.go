@@ -54,6 +54,16 @@ func (pw *partitionWriter) complete(b *writeBatch) {
 // queued, and a chain of Completion calls that each wait for another still
 // goes on, a link per completionStallMax at worst.
 //
+// A Completion call that waits inside this Writer (a synchronous
+// WriteMessages waiting for batches, whose Completion calls must run
+// first) says so (park): it is blocked, not starved of CPU. When every
+// worker is parked like this and a partition waits, a worker starts at
+// once, without the watchdog's wait: a chain of Completion calls each
+// writing synchronously to the next partition takes one worker per link
+// and no timer. Workers started this way are at most one more than the
+// parked ones, so CPU starvation alone (no call parks) still adds workers
+// only through the watchdog.
+//
 // ready is never left without a worker: schedule starts one when there is
 // none, and a worker ends only when ready is empty. So a worker that holds
 // a count of w.inflight exists whenever the watchdog starts another, and
@@ -63,6 +73,7 @@ type completionWorkers struct {
 	ready   []*partitionWriter
 	workers int    // workers started and not ended
 	idle    int    // of which not inside a Completion call
+	parked  int    // of which inside a call waiting in the Writer (park)
 	returns uint64 // Completion calls returned so far
 	armed   bool   // the watchdog is set
 	armedAt uint64 // returns when it was set
@@ -73,8 +84,8 @@ type completionWorkers struct {
 // completionStall is how long queued partitions wait for a worker while
 // every worker is inside a Completion call that does not return; it
 // doubles while workers are started without any call returning, up to
-// completionStallMax.
-const (
+// completionStallMax. (Variables so that a test can take the watchdog out.)
+var (
 	completionStall    = 5 * time.Millisecond
 	completionStallMax = 100 * time.Millisecond
 )
@@ -83,7 +94,7 @@ const (
 func (cw *completionWorkers) schedule(pw *partitionWriter) {
 	cw.mu.Lock()
 	cw.ready = append(cw.ready, pw)
-	start := cw.workers == 0
+	start := cw.workers == 0 || cw.allParkedLocked()
 	if start {
 		cw.addLocked(pw.w)
 	} else {
@@ -102,6 +113,34 @@ func (cw *completionWorkers) addLocked(w *Writer) {
 	cw.workers++
 	cw.idle++
 	w.inflight.Add(1)
+}
+
+// allParkedLocked reports whether a partition waits while every worker is
+// parked: none can take it before a call it waits for returns.
+func (cw *completionWorkers) allParkedLocked() bool {
+	return len(cw.ready) > 0 && cw.idle == 0 && cw.parked == cw.workers
+}
+
+// park is called by a worker whose Completion call is about to wait inside
+// the Writer; unpark when the wait is over. The caller, a worker, holds a
+// count of w.inflight.
+func (cw *completionWorkers) park(w *Writer) {
+	cw.mu.Lock()
+	cw.parked++
+	start := cw.allParkedLocked()
+	if start {
+		cw.addLocked(w)
+	}
+	cw.mu.Unlock()
+	if start {
+		go cw.work(w)
+	}
+}
+
+func (cw *completionWorkers) unpark() {
+	cw.mu.Lock()
+	cw.parked--
+	cw.mu.Unlock()
 }
 
 // watchLocked arms the watchdog when ready waits and no worker is idle.
