@@ -482,14 +482,7 @@ func skipRecords(batch protocol.RecordReader) error {
 func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, cur *fetchcursor.Cursor, send func(Message) error) error {
 	if rb, ok := batch.(*protocol.RecordBatch); ok {
 		if fr, ok := rb.Records.(protocol.RecordFieldsReader); ok {
-			// A compressed batch is decompressed into memory its messages
-			// keep, instead of copying each key and value out of a
-			// recycled buffer.
-			keep := false
-			if k, ok := rb.Records.(protocol.RecordFieldsKeeper); ok {
-				keep = k.KeepFields()
-			}
-			return p.readRecordFields(fr, hwm, cur, keep, send)
+			return p.readRecordFields(fr, hwm, cur, send)
 		}
 	}
 	for {
@@ -529,9 +522,8 @@ func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, cu
 
 // readRecordFields is readRecords for v2 batches: keys and values are
 // copied straight from the batch, both into one allocation, without a
-// Bytes or a reference count per record; or, with keep (a compressed
-// batch decompressed into memory of its messages), not copied at all.
-func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hwm int64, cur *fetchcursor.Cursor, keep bool, send func(Message) error) error {
+// Bytes or a reference count per record.
+func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hwm int64, cur *fetchcursor.Cursor, send func(Message) error) error {
 	var rec protocol.RecordFields
 	for {
 		if err := batch.ReadRecordFields(&rec); err != nil {
@@ -548,11 +540,7 @@ func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hw
 			Time:          rec.Time,
 			Headers:       rec.Headers,
 		}
-		if keep {
-			msg.Key, msg.Value = rec.Key, rec.Value // each capped at its length
-		} else {
-			msg.Key, msg.Value = copyKeyValue(rec.Key, rec.Value)
-		}
+		msg.Key, msg.Value = copyKeyValue(rec.Key, rec.Value)
 		if err := send(msg); err != nil {
 			return err
 		}

@@ -26,17 +26,11 @@ func rbCodec(c compress.Compression) compress.Codec {
 // rbDecompress returns the decompression of in by codec c, in a pooled
 // buffer owned by the caller.
 func rbDecompress(c compress.Compression, in []byte) (out *rbBuf, err error) {
-	return rbDecompressInto(c, in, rbGetBuf())
-}
-
-// rbDecompressInto is rbDecompress into out, an empty buffer: a pooled
-// one, or a new one whose memory the caller means to keep (never pooled:
-// an error puts it in the pool, but nothing refers to it then).
-func rbDecompressInto(c compress.Compression, in []byte, out *rbBuf) (_ *rbBuf, err error) {
 	codec := rbCodec(c)
 	if codec == nil {
 		return nil, codecerr.Unknown(int8(c))
 	}
+	out = rbGetBuf()
 	defer func() {
 		// Codecs parse hostile bytes here; a panic in one must not take the
 		// program down with it.

@@ -40,26 +40,3 @@ func (r *rbV2Reader) ReadRecordFields(f *RecordFields) error {
 	}
 	return nil
 }
-
-// RecordFieldsKeeper is implemented by the record readers of decoded v2
-// batches. KeepFields, called before the first read, asks for keys and
-// values the caller may keep: valid after later reads and the caller's to
-// write to, each within its own length. It reports whether the reader
-// does so; a compressed batch not read yet does (it is decompressed into
-// memory of its own, which the keys and values then share, instead of a
-// recycled buffer), others do not (their fields are windows on buffers
-// that are reused), and their fields must be copied as before.
-//
-// A key or value kept holds the memory of its whole decompressed batch.
-type RecordFieldsKeeper interface {
-	KeepFields() bool
-}
-
-// KeepFields implements RecordFieldsKeeper.
-func (r *rbV2Reader) KeepFields() bool {
-	if r.codec == 0 {
-		return false // decompressed already, or never compressed
-	}
-	r.keep = true
-	return true
-}

@@ -469,9 +469,6 @@ type rbV2Reader struct {
 	// records (readOwned); the first ReadRecord decompresses them.
 	codec compress.Compression
 	count int32
-	// keep is set by KeepFields: the records are decompressed into memory
-	// of their own, never recycled, so the keys and values read stay valid.
-	keep bool
 	// checkEach is set when the records were not scanned up front
 	// (readOwned): each is checked as it is read, and the header totals
 	// are taken from the rest of the batch at the first record with
@@ -555,18 +552,6 @@ func (r *rbV2Reader) sizeRest() error {
 func (r *rbV2Reader) inflate() error {
 	codec := r.codec
 	r.codec = 0
-	if r.keep {
-		// Memory the keys and values handed out refer to: the garbage
-		// collector frees it once the last of them is dropped.
-		out, err := rbDecompressInto(codec, r.data, &rbBuf{})
-		if err != nil {
-			return err
-		}
-		r.owner.release()
-		r.owner = rbNewShared(nil)
-		r.data = out.b
-		return r.scanLazy(r.count)
-	}
 	out, err := rbDecompress(codec, r.data)
 	if err != nil {
 		return err
