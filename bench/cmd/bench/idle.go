@@ -97,21 +97,7 @@ func (b *bench) runIdleCase(ctx context.Context, c *clientCase, topics, round in
 	args := append(b.args(w, t.brokers, topic), "-duration", window.String(), "-sample", "100ms")
 	args = append(args, argsOf(b.o, c, w)...)
 	child := b.child(ctx, t, bin, args, window+2*time.Minute)
-	r.CPUSec, r.MaxRSSBytes, r.WallSec, r.BrokerCPUSec = child.cpu, child.rss, child.wall, child.brokerCPU
-	if child.err != nil {
-		r.Err = child.err.Error()
-		return r
-	}
-	res, err := results.Parse(child.stdout)
-	if err != nil {
-		r.Err = err.Error()
-		return r
-	}
-	r.Result = res
-	if err := results.Check(res); err != nil {
-		r.Err = err.Error()
-	}
-	r.Finish()
+	takeChild(&r, child)
 	return r
 }
 

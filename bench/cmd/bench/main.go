@@ -727,22 +727,28 @@ func (b *bench) runCase(ctx context.Context, w workload, c *clientCase, round in
 		args = append(args, "-cpuprofile", prof)
 	}
 	child := b.child(ctx, t, bin, args, timeoutOf(w))
+	takeChild(&r, child)
+	return r
+}
+
+// takeChild fills r from a load generator run: the process's figures,
+// then its parsed and checked result, or the first error.
+func takeChild(r *results.Run, child childResult) {
 	r.CPUSec, r.MaxRSSBytes, r.WallSec, r.BrokerCPUSec = child.cpu, child.rss, child.wall, child.brokerCPU
 	if child.err != nil {
 		r.Err = child.err.Error()
-		return r
+		return
 	}
 	res, err := results.Parse(child.stdout)
 	if err != nil {
 		r.Err = err.Error()
-		return r
+		return
 	}
 	r.Result = res
 	if err := results.Check(res); err != nil {
 		r.Err = err.Error()
 	}
 	r.Finish()
-	return r
 }
 
 func argsOf(o *options, c *clientCase, w workload) []string {

@@ -114,21 +114,7 @@ func (b *bench) runSpreadCase(ctx context.Context, kind spreadKind, c *clientCas
 	}
 	args = append(args, argsOf(b.o, c, w)...)
 	child := b.child(ctx, t, bin, args, timeoutOf(w))
-	r.CPUSec, r.MaxRSSBytes, r.WallSec, r.BrokerCPUSec = child.cpu, child.rss, child.wall, child.brokerCPU
-	if child.err != nil {
-		r.Err = child.err.Error()
-		return r
-	}
-	res, err := results.Parse(child.stdout)
-	if err != nil {
-		r.Err = err.Error()
-		return r
-	}
-	r.Result = res
-	if err := results.Check(res); err != nil {
-		r.Err = err.Error()
-	}
-	r.Finish()
+	takeChild(&r, child)
 	return r
 }
 
