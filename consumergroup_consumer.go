@@ -92,16 +92,8 @@ func newMemberID() string {
 // ConsumerGroupHeartbeat; an older one would answer with an error that
 // does not say what to change.
 func (cg *ConsumerGroup) checkConsumerProtocol() error {
-	ctx, cancel := context.WithTimeout(cg.ctx, cg.config.Timeout)
-	defer cancel()
-	res, err := cg.client.ApiVersions(ctx, &ApiVersionsRequest{})
-	if err != nil {
+	if _, supported, err := cg.brokerMaxVersion(protocol.ConsumerGroupHeartbeat); err != nil || supported {
 		return err
-	}
-	for _, k := range res.ApiKeys {
-		if k.ApiKey == int(protocol.ConsumerGroupHeartbeat) {
-			return nil
-		}
 	}
 	option := "ConsumerGroupConfig.GroupProtocol"
 	if cg.config.keepsPartitions {

@@ -88,20 +88,33 @@ func (cg *ConsumerGroup) checkStaticMembership() error {
 	if cg.config.GroupInstanceID == "" || cg.staticChecked {
 		return nil
 	}
+	maxVersion, supported, err := cg.brokerMaxVersion(protocol.JoinGroup)
+	if err != nil {
+		return err
+	}
+	if supported && maxVersion < 5 {
+		return &fatalGroupError{fmt.Errorf("kafka: GroupInstanceID needs brokers that support static membership (JoinGroup v5, Kafka 2.3 or later); this one supports JoinGroup up to v%d: %w",
+			maxVersion, UnsupportedVersion)}
+	}
+	cg.staticChecked = true
+	return nil
+}
+
+// brokerMaxVersion asks a broker (ApiVersions) for the highest version of
+// key it supports; supported is false when it does not know the API.
+func (cg *ConsumerGroup) brokerMaxVersion(key protocol.ApiKey) (maxVersion int, supported bool, err error) {
 	ctx, cancel := context.WithTimeout(cg.ctx, cg.config.Timeout)
 	defer cancel()
 	res, err := cg.client.ApiVersions(ctx, &ApiVersionsRequest{})
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	for _, k := range res.ApiKeys {
-		if k.ApiKey == int(protocol.JoinGroup) && k.MaxVersion < 5 {
-			return &fatalGroupError{fmt.Errorf("kafka: GroupInstanceID needs brokers that support static membership (JoinGroup v5, Kafka 2.3 or later); this one supports JoinGroup up to v%d: %w",
-				k.MaxVersion, UnsupportedVersion)}
+		if k.ApiKey == int(key) {
+			return k.MaxVersion, true, nil
 		}
 	}
-	cg.staticChecked = true
-	return nil
+	return 0, false, nil
 }
 
 // encodeSubscription writes this member's subscription as version 0 of
