@@ -51,24 +51,17 @@ func (a *brokerAddr) String() string { return a.address }
 // with the members' answers separated by commas.
 type addrList []net.Addr
 
-func (l addrList) Network() string {
-	var b strings.Builder
-	for i, a := range l {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(a.Network())
-	}
-	return b.String()
-}
+func (l addrList) Network() string { return l.join(net.Addr.Network) }
 
-func (l addrList) String() string {
+func (l addrList) String() string { return l.join(net.Addr.String) }
+
+func (l addrList) join(part func(net.Addr) string) string {
 	var b strings.Builder
 	for i, a := range l {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(a.String())
+		b.WriteString(part(a))
 	}
 	return b.String()
 }
