@@ -86,30 +86,14 @@ func (s *stub848) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Re
 		}
 		return res, nil
 	case *offsetfetch.Request:
-		res := &offsetfetch.Response{}
-		for _, t := range r.Topics {
-			rt := offsetfetch.ResponseTopic{Name: t.Name}
-			for _, p := range t.PartitionIndexes {
-				rt.Partitions = append(rt.Partitions, offsetfetch.ResponsePartition{PartitionIndex: p, CommittedOffset: -1})
-			}
-			res.Topics = append(res.Topics, rt)
-		}
-		return res, nil
+		return offsetFetchAnswer(r, nil), nil
 	case *offsetcommit.Request:
-		res := &offsetcommit.Response{}
 		var code int16
 		if s.staleCommits > 0 {
 			s.staleCommits--
 			code = int16(StaleMemberEpoch)
 		}
-		for _, t := range r.Topics {
-			rt := offsetcommit.ResponseTopic{Name: t.Name}
-			for _, p := range t.Partitions {
-				rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex, ErrorCode: code})
-			}
-			res.Topics = append(res.Topics, rt)
-		}
-		return res, nil
+		return offsetCommitAnswer(r, code, nil), nil
 	}
 	return nil, fmt.Errorf("unexpected request %T", req)
 }

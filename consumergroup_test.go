@@ -213,30 +213,9 @@ func (s *stubCoordinator) RoundTrip(ctx context.Context, addr net.Addr, req Requ
 		}
 		return &syncgroup.Response{}, nil
 	case *offsetfetch.Request:
-		res := &offsetfetch.Response{}
-		for _, t := range r.Topics {
-			rt := offsetfetch.ResponseTopic{Name: t.Name}
-			for _, p := range t.PartitionIndexes {
-				off, ok := s.committed[p]
-				if !ok {
-					off = -1
-				}
-				rt.Partitions = append(rt.Partitions, offsetfetch.ResponsePartition{PartitionIndex: p, CommittedOffset: off})
-			}
-			res.Topics = append(res.Topics, rt)
-		}
-		return res, nil
+		return offsetFetchAnswer(r, s.committed), nil
 	case *offsetcommit.Request:
-		res := &offsetcommit.Response{}
-		for _, t := range r.Topics {
-			rt := offsetcommit.ResponseTopic{Name: t.Name}
-			for _, p := range t.Partitions {
-				s.committed[p.PartitionIndex] = p.CommittedOffset
-				rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex, ErrorCode: s.commitErr})
-			}
-			res.Topics = append(res.Topics, rt)
-		}
-		return res, nil
+		return offsetCommitAnswer(r, s.commitErr, func(p int32, off int64) { s.committed[p] = off }), nil
 	case *heartbeat.Request:
 		return &heartbeat.Response{ErrorCode: s.heartbeat}, nil
 	case *leavegroup.Request:

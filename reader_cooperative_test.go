@@ -79,30 +79,9 @@ func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 		}
 		return res, nil
 	case *offsetfetch.Request:
-		res := &offsetfetch.Response{}
-		for _, t := range r.Topics {
-			rt := offsetfetch.ResponseTopic{Name: t.Name}
-			for _, p := range t.PartitionIndexes {
-				off, ok := s.committed[p]
-				if !ok {
-					off = -1
-				}
-				rt.Partitions = append(rt.Partitions, offsetfetch.ResponsePartition{PartitionIndex: p, CommittedOffset: off})
-			}
-			res.Topics = append(res.Topics, rt)
-		}
-		return res, nil
+		return offsetFetchAnswer(r, s.committed), nil
 	case *offsetcommit.Request:
-		res := &offsetcommit.Response{}
-		for _, t := range r.Topics {
-			rt := offsetcommit.ResponseTopic{Name: t.Name}
-			for _, p := range t.Partitions {
-				s.committed[p.PartitionIndex] = p.CommittedOffset
-				rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex})
-			}
-			res.Topics = append(res.Topics, rt)
-		}
-		return res, nil
+		return offsetCommitAnswer(r, 0, func(p int32, off int64) { s.committed[p] = off }), nil
 	case *leavegroup.Request:
 		return &leavegroup.Response{}, nil
 	case *listoffsets.Request:

@@ -55,28 +55,13 @@ func (s *wireFetchStub) serveGroupOver(tb testing.TB) (*fakebroker.Cluster, func
 		case *leavegroup.Request:
 			r.Reply(&leavegroup.Response{})
 		case *offsetfetch.Request:
-			res := &offsetfetch.Response{}
-			for _, t := range req.Topics {
-				rt := offsetfetch.ResponseTopic{Name: t.Name}
-				for _, p := range t.PartitionIndexes {
-					rt.Partitions = append(rt.Partitions, offsetfetch.ResponsePartition{PartitionIndex: p, CommittedOffset: -1})
-				}
-				res.Topics = append(res.Topics, rt)
-			}
-			r.Reply(res)
+			r.Reply(offsetFetchAnswer(req, nil))
 		case *offsetcommit.Request:
-			res := &offsetcommit.Response{}
-			for _, t := range req.Topics {
-				rt := offsetcommit.ResponseTopic{Name: t.Name}
-				for _, p := range t.Partitions {
-					mu.Lock()
-					committed = max(committed, p.CommittedOffset)
-					mu.Unlock()
-					rt.Partitions = append(rt.Partitions, offsetcommit.ResponsePartition{PartitionIndex: p.PartitionIndex})
-				}
-				res.Topics = append(res.Topics, rt)
-			}
-			r.Reply(res)
+			r.Reply(offsetCommitAnswer(req, 0, func(_ int32, off int64) {
+				mu.Lock()
+				committed = max(committed, off)
+				mu.Unlock()
+			}))
 		default:
 			fetchHandler(r)
 		}
