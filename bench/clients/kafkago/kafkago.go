@@ -64,6 +64,9 @@ func newWriter(cfg loadgen.Config) (*kafka.Writer, string, error) {
 		// The registered codec is what kafka.Snappy resolves to.
 		compress.SnappyCodec.Compression = snappy.FasterCompression
 	}
+	if cfg.SnappyUnframed {
+		compress.SnappyCodec.Framing = snappy.Unframed
+	}
 	w := &kafka.Writer{
 		Addr:         kafka.TCP(cfg.Brokers...),
 		Topic:        cfg.Topic,

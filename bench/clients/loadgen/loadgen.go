@@ -71,6 +71,10 @@ type Config struct {
 	// encoder (snappy.FasterCompression), the effort franz-go uses;
 	// kafka-go's default is the slower "better" encoder.
 	SnappyFast bool
+	// SnappyUnframed makes kafka-go's snappy codec write each batch as one
+	// bare snappy block (snappy.Unframed), as franz-go does, instead of the
+	// xerial 32 KiB frames of the Java client and v0.4.51.
+	SnappyUnframed bool
 
 	// CPUProfile, when set, is a file to write a CPU profile of the run to.
 	CPUProfile string
@@ -160,6 +164,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.Int64Var(&cfg.MaxBufferedBytes, "max-buffered-bytes", 0, "Writer.MaxBufferedBytes (fork only)")
 	fs.BoolVar(&cfg.Sticky, "sticky", false, "kafka-go: the Sticky balancer for unkeyed messages (fork only)")
 	fs.BoolVar(&cfg.SnappyFast, "snappy-fast", false, "kafka-go: snappy.FasterCompression instead of the default encoder")
+	fs.BoolVar(&cfg.SnappyUnframed, "snappy-unframed", false, "kafka-go: snappy.Unframed (one bare block per batch) instead of xerial frames")
 	fs.IntVar(&cfg.Semaphore, "semaphore", 0, "kafka-go: unacknowledged messages admitted by an application semaphore")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	fs.StringVar(&cfg.MemProfile, "memprofile", "", "consumers: write a heap profile to this file when half the messages were read")

@@ -216,6 +216,15 @@ var cases = []clientCase{
 		args: func(o *options, _ workload) []string {
 			return []string{"-sticky", "-snappy-fast", "-max-buffered-batches", strconv.Itoa(o.batches), "-max-buffered-bytes", strconv.FormatInt(o.bufBytes, 10)}
 		}},
+	// And with snappy written as franz-go writes it: one bare block per
+	// batch at the fast encoder, so the snappy rows compare the same bytes.
+	{name: "fork-sticky-raw", binary: "fork", throughputOnly: true,
+		label: func(o *options) string {
+			return fmt.Sprintf("this fork, Sticky balancer, snappy FasterCompression and Unframed, MaxBufferedBatches %d, MaxBufferedBytes %d MiB", o.batches, o.bufBytes>>20)
+		},
+		args: func(o *options, _ workload) []string {
+			return []string{"-sticky", "-snappy-fast", "-snappy-unframed", "-max-buffered-batches", strconv.Itoa(o.batches), "-max-buffered-bytes", strconv.FormatInt(o.bufBytes, 10)}
+		}},
 	{name: "fork", binary: "fork", sync: true, consume: true, consumeLabel: "this fork",
 		label: func(*options) string { return "this fork, MaxBufferedBatches 0 (default)" }},
 	{name: "semaphore", binary: "upstream",
