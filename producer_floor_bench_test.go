@@ -106,13 +106,15 @@ func BenchmarkProducerFloor(b *testing.B) {
 		for _, codec := range floorCodecs {
 			b.Run(fmt.Sprintf("encode/%s/%dB/%s-%d", floorName(codec), fc.size, fc.name, fc.records), func(b *testing.B) {
 				frame := &frameBuffer{} // the transport's
-				recs := &batchRecords{msgs: msgs, size: floorBytes(msgs)}
+				var batch writeBatch
+				for i := range msgs {
+					batch.add(&msgs[i], false)
+				}
 				b.SetBytes(int64(fc.size * fc.records))
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
-					recs.next = 0
 					frame.b = frame.b[:0]
-					req := floorRequest(codec, recs)
+					req := floorRequest(codec, batch.recs.Reader())
 					req.Prepare(9) // the record set version, as the transport sets it
 					if err := protocol.WriteRequest(frame, 9, 1, "bench", req); err != nil {
 						b.Fatal(err)
@@ -124,7 +126,11 @@ func BenchmarkProducerFloor(b *testing.B) {
 		// The parts: CRC-32C over the uncompressed records and each codec
 		// alone on them.
 		var raw bytes.Buffer
-		rs := protocol.RecordSet{Version: 2, Records: &batchRecords{msgs: msgs}}
+		var batch writeBatch
+		for i := range msgs {
+			batch.add(&msgs[i], false)
+		}
+		rs := protocol.RecordSet{Version: 2, Records: batch.recs.Reader()}
 		if _, err := rs.WriteTo(&raw); err != nil {
 			b.Fatal(err)
 		}
