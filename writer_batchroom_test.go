@@ -47,8 +47,7 @@ func TestWriterBatchRoomAfterBurst(t *testing.T) {
 	}
 	one = nil
 	heap := heapInUse() - base
-	held := w.state().stats.bufferedBytes.Load()
-	bound := held + partitions*heapPerMessage + partitions*heapPerPartition + heapRoomAhead
+	bound := writerHeapBound(w, partitions)
 	t.Logf("one open batch per partition after full ones: heap %d B (%d per partition), bound %d B", heap, heap/partitions, bound)
 	if heap > bound {
 		t.Errorf("heap %d B beyond the bound %d B", heap, bound)

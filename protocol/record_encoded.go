@@ -81,9 +81,11 @@ func (e *EncodedRecords) Each(fn func(i int, key, value []byte)) error {
 }
 
 // Reader returns a RecordReader of e's records for one RecordSet.WriteTo:
-// a fresh reader is needed for each write, as for any RecordReader.
+// a fresh reader is needed for each write, as for any RecordReader. The
+// reader keeps the records as they are now: appending to e or resetting it
+// afterwards does not change what the reader reads.
 func (e *EncodedRecords) Reader() *EncodedRecordReader {
-	return &EncodedRecordReader{recs: e}
+	return &EncodedRecordReader{recs: *e}
 }
 
 // EncodedRecordReader reads the records of an EncodedRecords. Through
@@ -91,14 +93,14 @@ func (e *EncodedRecords) Reader() *EncodedRecordReader {
 // ReadRecord decodes them one by one (for legacy message sets, or any other
 // reader of records).
 type EncodedRecordReader struct {
-	recs *EncodedRecords
+	recs EncodedRecords
 	off  int
 	rec  Record
 }
 
 // ReadRecord decodes the next record, or returns io.EOF.
 func (r *EncodedRecordReader) ReadRecord() (*Record, error) {
-	if r.recs == nil || r.off >= len(r.recs.b) {
+	if r.off >= len(r.recs.b) {
 		return nil, io.EOF
 	}
 	rec, n, err := rbParseRecordV2(r.recs.b[r.off:], true)
@@ -124,7 +126,7 @@ func (r *EncodedRecordReader) ReadRecord() (*Record, error) {
 	return &r.rec, nil
 }
 
-func (r *EncodedRecordReader) encodedRecords() *EncodedRecords { return r.recs }
+func (r *EncodedRecordReader) encodedRecords() *EncodedRecords { return &r.recs }
 
 // encodedRecordsReader is a RecordReader whose records are encoded already:
 // an EncodedRecordReader, or a type embedding one (whose other methods,

@@ -196,3 +196,34 @@ func readAllOf(b Bytes) []byte {
 	}
 	return out
 }
+
+// TestEncodedRecordsReaderOutlivesReset: a request still being encoded
+// when its producer drops the batch (a reply lost, the batch retried or
+// given up) must still read the records it was given.
+func TestEncodedRecordsReaderOutlivesReset(t *testing.T) {
+	e := appendEncoded(t)
+	var want bytes.Buffer
+	if _, err := (&RecordSet{Version: 2, Records: e.Reader()}).WriteTo(&want); err != nil {
+		t.Fatal(err)
+	}
+	r1, r2 := e.Reader(), e.Reader()
+	e.Reset()
+	e.Append(time.UnixMilli(1), nil, []byte("other"), nil)
+	var got bytes.Buffer
+	if _, err := (&RecordSet{Version: 2, Records: r1}).WriteTo(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatal("a reader taken before Reset wrote other records")
+	}
+	n := 0
+	for {
+		if _, err := r2.ReadRecord(); err != nil {
+			break
+		}
+		n++
+	}
+	if n != len(encodedTestRecords()) {
+		t.Fatalf("a reader taken before Reset decoded %d records, want %d", n, len(encodedTestRecords()))
+	}
+}
