@@ -1,7 +1,5 @@
 package kafka
 
-import "unsafe"
-
 // How much room a new batch opens with. A batch holds its messages as
 // encoded records in one byte array. Opening every batch with BatchBytes of
 // room would cost more than the messages at a thousand partitions; opening
@@ -20,10 +18,6 @@ const roomAheadLimit = 4 << 20
 // records array: a quarter of the records, and at least 64 B (allocator
 // rounding makes less pointless).
 func closedRecordSlack(size int) int { return max(size/4, 64) }
-
-// writeBatchBytes is what a batch costs beside its records: the writeBatch
-// and its done channel.
-const writeBatchBytes = int64(unsafe.Sizeof(writeBatch{})) + 96
 
 // roomForNewBatch returns the bytes of records a new batch of pw opens
 // with, taken from the Writer's allowance (to be given back by

@@ -131,7 +131,7 @@ type writeBatch struct {
 	reserved int64
 	// ack is the broker's answer, kept for the Completion call.
 	ack produceAck
-	seq      uint64
+	seq uint64
 	// attempts counts the produce attempts made so far (sink only).
 	attempts int
 	// lingers says the batch is in the Writer's linger queue.
