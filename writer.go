@@ -231,11 +231,12 @@ type Writer struct {
 	// broker or to Completion will give any back, the partial batches that
 	// hold them are sent at once rather than at BatchTimeout.
 	//
-	// The bound counts message bytes, not the Writer's memory: each message
-	// held also costs its Message struct in its batch, up to 400 bytes with
-	// the batch's share (more than the data for small messages), plus about
-	// 2 KiB per partition written to and a few MiB for the Writer itself;
-	// docs/backpressure.md gives the whole formula.
+	// The bound counts message bytes, not the Writer's memory, but the two
+	// are close: messages are held encoded as records (the program's keys
+	// and values are copied when accepted, so an asynchronous caller may
+	// reuse its buffers once WriteMessages returns), plus some spare room
+	// per batch, about 2 KiB per partition written to and a few MiB for the
+	// Writer itself; docs/backpressure.md gives the whole formula.
 	MaxBufferedBytes int64
 
 	// Idempotent makes the brokers drop the copies that retries would
@@ -321,8 +322,8 @@ type writerState struct {
 	// (queued, being sent, or waiting for their Completion): bytes that
 	// come back without anyone's help. See partialsWanted.
 	returning atomic.Int64
-	// roomAhead is the places the open batches hold beyond their first
-	// for messages to come, at most roomAheadLimit (writer_batchroom.go).
+	// roomAhead is the bytes of room the open batches hold for records to
+	// come, at most roomAheadLimit (writer_batchroom.go).
 	roomAhead atomic.Int64
 }
 
@@ -637,7 +638,7 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 		// As in earlier versions, the whole call fails: the program is
 		// expected to drop the message and retry with Remaining.
 		size := msgs[i].totalSize()
-		if size > w.batchBytes() {
+		if size > w.batchBytes() || size > maxMessageSize {
 			return messageTooLarge(msgs, i) // as upstream, bare
 		}
 		if st.bytes != nil && size > st.bytes.Limit() {
@@ -994,6 +995,13 @@ func (w *Writer) writeBackoffMax() time.Duration {
 }
 
 func (w *Writer) batchSize() int { return orDefault(w.BatchSize, defaultWriterBatchSize) }
+
+// maxMessageSize is the largest message any BatchBytes lets in: a record
+// batch gives its length as an int32, which must also cover the batch
+// header (61 B) and the record's own fields (at most 31 B). A larger
+// message could never be sent; it is refused when written, before it is
+// copied into a batch.
+const maxMessageSize = 1<<31 - 1 - 61 - 31
 
 func (w *Writer) batchBytes() int64 { return orDefault(w.BatchBytes, defaultWriterBatchBytes) }
 

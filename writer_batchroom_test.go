@@ -9,9 +9,9 @@ import (
 // partition's previous one (writer_batchroom.go): 1000 partitions each send
 // a full batch of 200 messages, then receive one message each while the
 // broker holds every answer. Sized from their predecessors alone, the new
-// batches would reserve 200 places each (30 MB); the Writer's room-ahead
+// batches would reserve room for 200 records each; the Writer's room-ahead
 // allowance must keep the heap within the documented bound, and a batch
-// that closes with one message must hold one place, not 200.
+// that closes with one message must hold the room of one record, not 200.
 func TestWriterBatchRoomAfterBurst(t *testing.T) {
 	const (
 		partitions = 1000
@@ -47,14 +47,13 @@ func TestWriterBatchRoomAfterBurst(t *testing.T) {
 	}
 	one = nil
 	heap := heapInUse() - base
-	held := w.state().stats.bufferedBytes.Load()
-	bound := held + partitions*heapPerMessage + partitions*heapPerPartition + heapRoomAhead
+	bound := writerHeapBound(w, partitions)
 	t.Logf("one open batch per partition after full ones: heap %d B (%d per partition), bound %d B", heap, heap/partitions, bound)
 	if heap > bound {
 		t.Errorf("heap %d B beyond the bound %d B", heap, bound)
 	}
 	if r := w.state().roomAhead.Load(); r > roomAheadLimit {
-		t.Errorf("%d places reserved ahead, beyond the limit %d", r, roomAheadLimit)
+		t.Errorf("%d bytes reserved ahead, beyond the limit %d", r, roomAheadLimit)
 	}
 
 	// Closing the batches (Flush, while the broker still holds them) fits
@@ -76,12 +75,13 @@ func TestWriterBatchRoomAfterBurst(t *testing.T) {
 		return len(sending) == partitions
 	})
 	for _, b := range sending {
-		if len(b.msgs) != 1 || cap(b.msgs) != 1 {
-			t.Fatalf("a closed batch of %d messages has %d places, want 1", len(b.msgs), cap(b.msgs))
+		if b.recs.Len() != 1 || b.recs.Cap() > b.recs.Size()+closedRecordSlack(b.recs.Size()) {
+			t.Fatalf("a closed batch of %d messages (%d B) holds %d B of records, want at most %d B",
+				b.recs.Len(), b.recs.Size(), b.recs.Cap(), b.recs.Size()+closedRecordSlack(b.recs.Size()))
 		}
 	}
 	if r := w.state().roomAhead.Load(); r != 0 {
-		t.Errorf("%d places still reserved ahead with no batch open", r)
+		t.Errorf("%d bytes still reserved ahead with no batch open", r)
 	}
 	broker.open()
 	if err := <-flushed; err != nil {

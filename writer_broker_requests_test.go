@@ -730,7 +730,8 @@ func TestWriterCompletionWorkersNeverStrandAPartition(t *testing.T) {
 	}
 	var batches []*writeBatch
 	for _, pw := range pws {
-		b := &writeBatch{msgs: []Message{{Value: []byte("v")}}, done: make(chan struct{})}
+		b := &writeBatch{done: make(chan struct{})}
+		b.add(&Message{Value: []byte("v")}, true)
 		batches = append(batches, b)
 		pw.completing.Add(1)
 		w.inflight.Add(1) // as a sink holds while it hands outcomes over

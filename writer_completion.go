@@ -226,7 +226,7 @@ func (cw *completionWorkers) run(pw *partitionWriter) {
 		cw.idle--
 		cw.watchLocked(w)
 		cw.mu.Unlock()
-		w.Completion(b.msgs, b.err)
+		w.Completion(pw.completionMessages(b), b.err)
 		cw.mu.Lock()
 		cw.idle++
 		cw.returns++

@@ -18,7 +18,7 @@ func (pw *partitionWriter) reportDropped(b *writeBatch, err error) {
 		outcome = "they may or may not have been written (an attempt's outcome is unknown)"
 	}
 	w.errorf("kafka: giving up on %d messages to %s (partition %d), %s: %v",
-		len(b.msgs), pw.key.topic, pw.key.partition, outcome, err)
+		b.count(), pw.key.topic, pw.key.partition, outcome, err)
 }
 
 // brokerRefused says whether a failed attempt is known not to have

@@ -48,38 +48,59 @@ func (g *gatedAcks) close() {
 	g.mu.Unlock()
 }
 
-// The heap a Writer may use beyond the message data MaxBufferedBytes
-// counts (docs/backpressure.md, "The bound is the memory"):
+// The heap a Writer without Completion may use for B bytes of messages
+// held (as MaxBufferedBytes counts them), M messages, P partitions written
+// to (docs/backpressure.md, "The bound is the memory"):
 //
-//	heapPerMessage    a message held: its Message struct in its batch,
-//	                  with the batch's unused places (a closed batch keeps
-//	                  at most 320 B of them per message, writer_batchroom.go)
-//	                  and its share of the batch, allocator rounding
-//	                  included
-//	heapPerPartition  a partition written to: its writer, its open batch,
-//	                  its linger entry, its part of a Produce request
-//	heapRoomAhead     places open batches hold for messages to come
-//	                  (roomAheadLimit Message structs)
-//	heapConstant      the Writer, its sinks, metadata, a caller's call
-//	                  being accepted, heapRoomAhead
+//	1.25 × (B + recordExcess × M)   the encoded records of closed batches:
+//	                   a record takes at most its counted size plus
+//	                   recordExcess bytes, a closed batch keeps at most a
+//	                   quarter more room (writer_batchroom.go), allocator
+//	                   rounding included
+//	+ open             the records of the open batches once more: growth
+//	                   by append at most doubles them
+//	+ heapPerBatch     each batch's struct, done channel and last 64 B
+//	+ heapPerPartition each partition's writer, linger entry and share of
+//	                   a Produce request
+//	+ heapConstant     the Writer, its sinks, metadata, a caller's call
+//	                   being accepted, and the room open batches may hold
+//	                   ahead (roomAheadLimit)
 //
 // Through a Transport, each request out is also encoded in a frame while
 // it is written (up to sinkMaxInflight per broker, in the formula's
-// constant); the stub round tripper of the test below encodes nothing.
-var (
-	heapPerMessage   int64 = 400
+// constant); the stub round tripper of the tests encodes nothing.
+const (
+	recordExcess     int64 = 9
+	heapPerBatch     int64 = 512
 	heapPerPartition int64 = 2048
-	heapRoomAhead    int64 = 1 << 20
-	heapConstant     int64 = 1<<20 + heapRoomAhead
+	heapConstant     int64 = 1<<20 + roomAheadLimit
 )
+
+// writerHeapBound returns the bound above for w holding msgs messages.
+func writerHeapBound(w *Writer, msgs int64) int64 {
+	st := w.state()
+	held := st.stats.bufferedBytes.Load()
+	batches := st.stats.bufferedBatches.Load()
+	var open, partitions int64
+	w.mu.Lock()
+	for _, pw := range w.writers {
+		partitions++
+		pw.mu.Lock()
+		if pw.cur != nil {
+			open += int64(pw.cur.recs.Size())
+		}
+		pw.mu.Unlock()
+	}
+	w.mu.Unlock()
+	return (held+recordExcess*msgs)*5/4 + open + batches*heapPerBatch + partitions*heapPerPartition + heapConstant
+}
 
 // TestWriterHeapWithinBoundAtThousandPartitions writes to 1000 partitions
 // with MaxBufferedBytes set to a broker that stops answering, answers at
 // once for a while, stops again, and so on; each time it has stopped and
 // the Writer is full (the producer waits for space, nothing moves), the
 // live heap is measured after a full collection, against the documented
-// bound: the message data within MaxBufferedBytes, plus heapPerMessage per
-// message held, heapPerPartition per partition, heapConstant. (Measured
+// bound (writerHeapBound). (Measured
 // while messages flow, the heap would also count what the producer
 // allocated since the collection.)
 func TestWriterHeapWithinBoundAtThousandPartitions(t *testing.T) {
@@ -116,7 +137,7 @@ func TestWriterHeapWithinBoundAtThousandPartitions(t *testing.T) {
 		st := w.state()
 		held := st.stats.bufferedBytes.Load()
 		msgs := held / (valueSize + messageFixedSize + 1)
-		bound := budget + msgs*heapPerMessage + partitions*heapPerPartition + heapConstant
+		bound := writerHeapBound(w, msgs)
 		t.Logf("%s: heap %.1f MiB for %.1f MiB of messages (%d), bound %.1f MiB",
 			phase, float64(heap)/(1<<20), float64(held)/(1<<20), msgs, float64(bound)/(1<<20))
 		if held > budget {

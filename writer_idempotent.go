@@ -182,7 +182,7 @@ type idemStamp struct {
 // idemRecords are the records of a batch stamped with its producer
 // session and base sequence.
 type idemRecords struct {
-	batchRecords
+	*protocol.EncodedRecordReader
 	stamp idemStamp
 }
 
@@ -198,7 +198,7 @@ var _ protocol.ProducerRecords = (*idemRecords)(nil)
 func (pw *partitionWriter) records(b *writeBatch) (protocol.RecordReader, error) {
 	ip := pw.idem
 	if ip == nil {
-		return &batchRecords{msgs: b.msgs, size: b.bytes}, nil
+		return b.recs.Reader(), nil
 	}
 	if ip.batch != b {
 		s, err := ip.p.session(pw.w)
@@ -211,10 +211,10 @@ func (pw *partitionWriter) records(b *writeBatch) (protocol.RecordReader, error)
 			ip.session, ip.next, ip.hasSeq = s, 0, true
 		}
 		ip.batch, ip.stamp, ip.maybeAppended = b, idemStamp{session: s, seq: ip.next}, false
-		ip.next = nextSequence(ip.next, len(b.msgs))
+		ip.next = nextSequence(ip.next, b.count())
 	}
 	ip.attempted = true
-	return &idemRecords{batchRecords: batchRecords{msgs: b.msgs, size: b.bytes}, stamp: ip.stamp}, nil
+	return &idemRecords{EncodedRecordReader: b.recs.Reader(), stamp: ip.stamp}, nil
 }
 
 // nextSequence is seq advanced by n records; sequences wrap around to 0

@@ -77,8 +77,9 @@ func hugeMessage(t *testing.T, want int64) Message {
 }
 
 // A message larger than 2 GiB (headers sharing one slice) keeps its real
-// size: it is too large for the default limits, and with limits above it
-// the gauges count all of it. Before, the int32 size wrapped to 100 bytes.
+// size: it is too large for the default limits, and for limits above it
+// too, as no record batch can carry it. Before, the int32 size wrapped to
+// 100 bytes and the message went in.
 func TestWriterMessageOver2GiB(t *testing.T) {
 	const size = 1<<32 + 100 // wraps to 100 as an int32
 	m := hugeMessage(t, size)
@@ -93,15 +94,14 @@ func TestWriterMessageOver2GiB(t *testing.T) {
 	require.Zero(t, stub.totalRecords())
 
 	stub2 := newStubBroker(map[string]int{"t": 1})
-	stub2.block()
 	w2 := &Writer{
 		Addr: TCP("stub"), Topic: "t", Transport: stub2, Async: true, RequiredAcks: RequireOne,
 		BatchBytes: 8 << 30, MaxBufferedBytes: 8 << 30, BatchTimeout: time.Hour,
 	}
 	defer shutdown(w2, stub2)
-	require.NoError(t, w2.WriteMessages(context.Background(), m))
-	require.Equal(t, int64(size), w2.Stats().BufferedBytes)
-	require.Equal(t, int64(size), w2.state().bytes.Used())
+	require.ErrorAs(t, w2.WriteMessages(context.Background(), m), &tooLarge)
+	require.Zero(t, w2.Stats().BufferedBytes)
+	require.Zero(t, w2.state().bytes.Used())
 }
 
 // A queue that never empties reuses its ring instead of growing for ever.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go/internal/writerbuf"
+	"github.com/segmentio/kafka-go/protocol"
 )
 
 // partitionWriter owns the batches of one topic-partition. It has no
@@ -71,9 +72,9 @@ type partitionWriter struct {
 	queue   batchQueue
 	sending *writeBatch
 	closed  bool
-	// lastLen is the number of messages of the last batch closed: the
-	// places the next one opens with (writer_batchroom.go).
-	lastLen int32
+	// lastBytes is the encoded size of the last batch closed: the room the
+	// next one opens with (writer_batchroom.go).
+	lastBytes int32
 	// closedSeq numbers the batches in the order they were closed (1, 2,
 	// ...); ackedSeq is the number of the last one acknowledged or failed,
 	// completedSeq that of the last one whose Completion call returned
@@ -113,16 +114,24 @@ func newPartitionWriter(w *Writer, key topicPartition) *partitionWriter {
 	return pw
 }
 
-// writeBatch is a batch of messages for one partition.
+// writeBatch is a batch of messages for one partition. Its messages are
+// encoded into recs as they are accepted: the batch keeps no Message and no
+// reference to the caller's keys and values. For a Completion, the fields
+// a record does not carry as the program set them (Time, WriterData,
+// Headers, and Partition, Offset, HighWaterMark left set) are kept in
+// extras, only once a message of the batch has one (writer_messages.go).
 type writeBatch struct {
 	opened time.Time
-	msgs   []Message
+	recs   protocol.EncodedRecords
+	extras []messageExtras
 	bytes  int64 // sum of the messages' sizes, as accounted in the budgets
 	slot   bool  // holds one of the partition's slots
-	// reserved is the places of msgs taken from the Writer's room-ahead
-	// allowance while the batch is open (writer_batchroom.go).
-	reserved int32
-	seq      uint64
+	// reserved is the bytes of room of recs taken from the Writer's
+	// room-ahead allowance while the batch is open (writer_batchroom.go).
+	reserved int64
+	// ack is the broker's answer, kept for the Completion call.
+	ack produceAck
+	seq uint64
 	// attempts counts the produce attempts made so far (sink only).
 	attempts int
 	// lingers says the batch is in the Writer's linger queue.
@@ -144,8 +153,11 @@ type writeBatch struct {
 }
 
 func (b *writeBatch) fits(size, maxBytes int64) bool {
-	return len(b.msgs) == 0 || b.bytes+size <= maxBytes
+	return b.recs.Len() == 0 || b.bytes+size <= maxBytes
 }
+
+// count is the number of messages in b.
+func (b *writeBatch) count() int { return b.recs.Len() }
 
 // add accepts m into the partition: it takes the message's bytes from the
 // writer-wide budget, and puts the message into the batch being filled or
@@ -318,10 +330,10 @@ func (pw *partitionWriter) appendLocked(m *Message, size int64, withSlot bool) *
 		panic("kafka: writer slot taken for a message that fits the open batch")
 	}
 	b := pw.cur
-	b.msgs = append(b.msgs, *m)
+	b.add(m, pw.completions != nil)
 	b.bytes += size
 	pw.w.state().stats.bufferedBytes.Add(size)
-	if len(b.msgs) >= pw.w.batchSize() || b.bytes >= pw.w.batchBytes() {
+	if b.count() >= pw.w.batchSize() || b.bytes >= pw.w.batchBytes() {
 		pw.closeCurrentLocked()
 	} else if pw.w.partialsWanted() {
 		pw.sendPartialLocked()
@@ -356,13 +368,15 @@ func (pw *partitionWriter) sendPartialLocked() {
 
 // openLocked starts a new batch; slot says whether it holds a slot.
 func (pw *partitionWriter) openLocked(slot bool) {
-	places, reserved := pw.roomForNewBatch()
+	recBytes, reserved := pw.roomForNewBatch()
 	b := &writeBatch{
 		opened:   time.Now(),
-		msgs:     make([]Message, 0, places),
 		slot:     slot,
 		reserved: reserved,
 		done:     make(chan struct{}),
+	}
+	if recBytes > 0 {
+		b.recs.Grow(recBytes)
 	}
 	// Its BatchTimeout is queued by appendLocked, if the batch stays
 	// open. The flush at BatchTimeout only moves the batch to the queue,
@@ -521,7 +535,9 @@ func (pw *partitionWriter) finishLocked(b *writeBatch) (sendPartials bool) {
 	st.stats.bufferedBatches.Add(-1)
 	st.returning.Add(-b.bytes)
 	pw.adm.giveBack(b.bytes, b.slot)
-	b.msgs = nil // the batch may stay referenced; its messages need not
+	// The batch may stay referenced; its messages need not.
+	b.recs.Reset()
+	b.extras = nil
 	close(b.done)
 	return w.partialsWanted()
 }

@@ -1,9 +1,7 @@
 package kafka
 
 import (
-	"bytes"
 	"errors"
-	"io"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol"
@@ -27,10 +25,10 @@ func (pw *partitionWriter) attemptStarts(b *writeBatch) {
 	if b.attempts == 0 {
 		s := w.state().stats
 		s.batchTime.observeSince(b.opened)
-		s.batchSize.observe(int64(len(b.msgs)))
+		s.batchSize.observe(int64(b.count()))
 		s.batchBytes.observe(b.bytes)
 	}
-	w.logf("writing %d messages to %s (partition: %d)", len(b.msgs), pw.key.topic, pw.key.partition)
+	w.logf("writing %d messages to %s (partition: %d)", b.count(), pw.key.topic, pw.key.partition)
 }
 
 // attemptDone takes the outcome of one attempt of b, the batch in sending
@@ -42,7 +40,7 @@ func (pw *partitionWriter) attemptDone(b *writeBatch, res *produceResult, err er
 	s := w.state().stats
 	key := pw.key
 	s.writes.add(1)
-	s.messages.add(int64(len(b.msgs)))
+	s.messages.add(int64(b.count()))
 	s.bytes.add(b.bytes)
 	s.writeTime.observeSince(start)
 	if res != nil {
@@ -62,7 +60,7 @@ func (pw *partitionWriter) attemptDone(b *writeBatch, res *produceResult, err er
 		if writerRetriable(err) && b.attempts < w.maxAttempts() {
 			s.retries.add(1)
 			delay := backoff(b.attempts, w.writeBackoffMin(), w.writeBackoffMax())
-			w.logf("backing off %s writing %d messages to %s (partition: %d)", delay, len(b.msgs), key.topic, key.partition)
+			w.logf("backing off %s writing %d messages to %s (partition: %d)", delay, b.count(), key.topic, key.partition)
 			pw.retryAt = time.Now().Add(delay)
 			return true
 		}
@@ -84,19 +82,8 @@ func (pw *partitionWriter) attemptDone(b *writeBatch, res *produceResult, err er
 // outcome, and moves the partition to its next batch.
 func (pw *partitionWriter) sent(b *writeBatch, res *produceResult, err error) {
 	w := pw.w
-	if res != nil {
-		for i := range b.msgs {
-			m := &b.msgs[i]
-			m.Topic = pw.key.topic
-			m.Partition = int(pw.key.partition)
-			m.Offset = res.baseOffset + int64(i)
-			if res.baseOffset < 0 {
-				m.Offset = -1 // a duplicate the broker did not place
-			}
-			if m.Time.IsZero() {
-				m.Time = res.logAppendTime
-			}
-		}
+	if res != nil && w.Completion != nil {
+		b.ack = produceAck{answered: true, baseOffset: res.baseOffset, logAppendTime: res.logAppendTime}
 	}
 	b.err = err
 
@@ -148,42 +135,3 @@ func leadershipChanged(err error) bool {
 		errors.Is(err, protocol.ErrNoLeader) ||
 		errors.Is(err, produceAPI.ErrMismatchingLeaders)
 }
-
-// batchRecords presents a batch's messages as records. The key and value
-// readers are reused from record to record: the encoder consumes a record
-// before asking for the next one.
-type batchRecords struct {
-	msgs       []Message
-	next       int
-	rec        protocol.Record
-	key, value recordBytes
-	// size is the batch's accounted bytes (writeBatch.bytes), about what
-	// its records take encoded; 0 when unknown.
-	size int64
-}
-
-// SizeHint lets the record batch encoder allocate its buffer once.
-func (r *batchRecords) SizeHint() int { return int(r.size) }
-
-func (r *batchRecords) ReadRecord() (*protocol.Record, error) {
-	if r.next >= len(r.msgs) {
-		return nil, io.EOF
-	}
-	m := &r.msgs[r.next]
-	r.next++
-	r.rec = protocol.Record{Time: m.Time, Headers: m.Headers}
-	if m.Key != nil {
-		r.key.Reset(m.Key)
-		r.rec.Key = &r.key
-	}
-	if m.Value != nil {
-		r.value.Reset(m.Value)
-		r.rec.Value = &r.value
-	}
-	return &r.rec, nil
-}
-
-// recordBytes is a reusable protocol.Bytes over a byte slice.
-type recordBytes struct{ bytes.Reader }
-
-func (*recordBytes) Close() error { return nil }

@@ -327,7 +327,15 @@ func TestWriterRecordsCarryMessageFields(t *testing.T) {
 		{Key: []byte("k"), Value: []byte("v"), Headers: []Header{{Key: "h", Value: []byte("1")}}, Time: time.Unix(1700000000, 0)},
 		{Value: []byte("no key")},
 	}
-	r := &batchRecords{msgs: msgs}
+	var b writeBatch
+	for i := range msgs {
+		b.add(&msgs[i], false)
+	}
+	msgs[0].Value[0] = 'x' // the batch holds a copy: the caller may reuse its buffers
+	if b.extras != nil {
+		t.Fatal("a batch without Completion keeps message fields")
+	}
+	r := b.recs.Reader()
 	rec, err := r.ReadRecord()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"slices"
 	"time"
+
+	"github.com/segmentio/kafka-go/compress"
 )
 
 // Layout of the header of a v2 record batch: byte offsets of each field.
@@ -119,49 +121,24 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 	out.b = slices.Grow(out.b, rbV2HeaderSize)[:start+rbV2HeaderSize]
 
 	codec := attrs.Compression()
-	body := out
-	if codec != 0 {
-		// Records are encoded aside, then compressed after the header.
-		body = rbGetBuf()
-		defer rbPutBuf(body)
-	}
-	if h, ok := records.(rbSizeHinter); ok {
-		// One allocation of the right size rather than a buffer doubling
-		// its way up from a few kilobytes, copying the records each time.
-		if n := h.SizeHint(); n > 0 {
-			body.b = slices.Grow(body.b, min(n, rbMaxSizeHint))
-		}
-	}
-
-	var clock rbClock
 	var count, first, maxTS int64
-	for ; ; count++ {
-		rec, err := records.ReadRecord()
-		if errors.Is(err, io.EOF) {
-			break
+	if e, ok := records.(encodedRecordsReader); ok {
+		// Encoded when they were added: the bytes go as they are.
+		recs := e.encodedRecords()
+		if recs.n == 0 {
+			return ErrNoRecord
 		}
-		if err != nil {
-			return err
+		count, first, maxTS = int64(recs.n), recs.first, recs.maxTS
+		if codec != 0 {
+			if err := rbCompress(codec, out, recs.b); err != nil {
+				return err
+			}
+		} else {
+			out.b = append(out.b, recs.b...)
 		}
-		if count == 1<<31-1 {
-			rbCloseRecord(rec)
-			return Errorf("too many records for one record batch")
-		}
-		ts := clock.millis(rec.Time)
-		if count == 0 {
-			first, maxTS = ts, ts
-		}
-		maxTS = max(maxTS, ts)
-		body.b, err = rbAppendRecordV2(body.b, rec, ts-first, count)
-		if err != nil {
-			return err
-		}
-	}
-	if count == 0 {
-		return ErrNoRecord
-	}
-	if codec != 0 {
-		if err := rbCompress(codec, out, body.b); err != nil {
+	} else {
+		var err error
+		if count, first, maxTS, err = rbEncodeRecordsV2(out, codec, records); err != nil {
 			return err
 		}
 	}
@@ -190,6 +167,58 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 	be.PutUint32(h[rbV2RecordCount:], uint32(count))
 	be.PutUint32(h[rbV2CRC:], rbCRC32C(h[rbV2Attributes:]))
 	return nil
+}
+
+// rbEncodeRecordsV2 appends the records of records to out as a v2 batch
+// body, compressed when codec is set, and returns their count and first and
+// greatest timestamps.
+func rbEncodeRecordsV2(out *rbBuf, codec compress.Compression, records RecordReader) (count, first, maxTS int64, err error) {
+	body := out
+	if codec != 0 {
+		// Records are encoded aside, then compressed after the header.
+		body = rbGetBuf()
+		defer rbPutBuf(body)
+	}
+	if h, ok := records.(rbSizeHinter); ok {
+		// One allocation of the right size rather than a buffer doubling
+		// its way up from a few kilobytes, copying the records each time.
+		if n := h.SizeHint(); n > 0 {
+			body.b = slices.Grow(body.b, min(n, rbMaxSizeHint))
+		}
+	}
+
+	var clock rbClock
+	for ; ; count++ {
+		rec, err := records.ReadRecord()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if count == 1<<31-1 {
+			rbCloseRecord(rec)
+			return 0, 0, 0, Errorf("too many records for one record batch")
+		}
+		ts := clock.millis(rec.Time)
+		if count == 0 {
+			first, maxTS = ts, ts
+		}
+		maxTS = max(maxTS, ts)
+		body.b, err = rbAppendRecordV2(body.b, rec, ts-first, count)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if count == 0 {
+		return 0, 0, 0, ErrNoRecord
+	}
+	if codec != 0 {
+		if err := rbCompress(codec, out, body.b); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	return count, first, maxTS, nil
 }
 
 // rbSizeHinter is implemented by record readers that know about how many
@@ -223,26 +252,7 @@ func rbBytesLen(b Bytes) int {
 func rbAppendRecordV2(dst []byte, rec *Record, tsDelta, offsetDelta int64) ([]byte, error) {
 	defer rbCloseRecord(rec)
 	keyLen, valueLen := rbBytesLen(rec.Key), rbBytesLen(rec.Value)
-	size := 1 + rbVarintLen(tsDelta) + rbVarintLen(offsetDelta) +
-		rbVarintLen(int64(keyLen)) + max(keyLen, 0) +
-		rbVarintLen(int64(valueLen)) + max(valueLen, 0) +
-		rbVarintLen(int64(len(rec.Headers)))
-	for i := range rec.Headers {
-		h := &rec.Headers[i]
-		size += rbVarintLen(int64(len(h.Key))) + len(h.Key)
-		if h.Value == nil {
-			size += rbVarintLen(-1)
-		} else {
-			size += rbVarintLen(int64(len(h.Value))) + len(h.Value)
-		}
-	}
-
-	dst = slices.Grow(dst, rbVarintLen(int64(size))+size)
-	dst = binary.AppendVarint(dst, int64(size))
-	dst = append(dst, 0) // record attributes: none defined
-	dst = binary.AppendVarint(dst, tsDelta)
-	dst = binary.AppendVarint(dst, offsetDelta)
-	dst = binary.AppendVarint(dst, int64(keyLen))
+	dst = rbAppendRecordV2Head(dst, tsDelta, offsetDelta, keyLen, valueLen, rec.Headers)
 	dst, err := rbAppendFrom(dst, rec.Key, keyLen)
 	if err != nil {
 		return dst, err
@@ -251,9 +261,58 @@ func rbAppendRecordV2(dst []byte, rec *Record, tsDelta, offsetDelta int64) ([]by
 	if dst, err = rbAppendFrom(dst, rec.Value, valueLen); err != nil {
 		return dst, err
 	}
-	dst = binary.AppendVarint(dst, int64(len(rec.Headers)))
-	for i := range rec.Headers {
-		h := &rec.Headers[i]
+	return rbAppendHeaders(dst, rec.Headers), nil
+}
+
+// rbAppendRecordV2Bytes is rbAppendRecordV2 for a key and value held in
+// memory (nil: null).
+func rbAppendRecordV2Bytes(dst []byte, tsDelta, offsetDelta int64, key, value []byte, headers []Header) []byte {
+	keyLen, valueLen := rbSliceLen(key), rbSliceLen(value)
+	dst = rbAppendRecordV2Head(dst, tsDelta, offsetDelta, keyLen, valueLen, headers)
+	dst = append(dst, key...)
+	dst = binary.AppendVarint(dst, int64(valueLen))
+	dst = append(dst, value...)
+	return rbAppendHeaders(dst, headers)
+}
+
+// rbSliceLen is the wire length of b: -1 for nil (null).
+func rbSliceLen(b []byte) int {
+	if b == nil {
+		return -1
+	}
+	return len(b)
+}
+
+// rbAppendRecordV2Head appends a v2 record's length, attributes, deltas and
+// key length, having grown dst for the whole record: what the key, the
+// value's length, the value and the headers then append.
+func rbAppendRecordV2Head(dst []byte, tsDelta, offsetDelta int64, keyLen, valueLen int, headers []Header) []byte {
+	size := 1 + rbVarintLen(tsDelta) + rbVarintLen(offsetDelta) +
+		rbVarintLen(int64(keyLen)) + max(keyLen, 0) +
+		rbVarintLen(int64(valueLen)) + max(valueLen, 0) +
+		rbVarintLen(int64(len(headers)))
+	for i := range headers {
+		h := &headers[i]
+		size += rbVarintLen(int64(len(h.Key))) + len(h.Key)
+		if h.Value == nil {
+			size += rbVarintLen(-1)
+		} else {
+			size += rbVarintLen(int64(len(h.Value))) + len(h.Value)
+		}
+	}
+	dst = slices.Grow(dst, rbVarintLen(int64(size))+size)
+	dst = binary.AppendVarint(dst, int64(size))
+	dst = append(dst, 0) // record attributes: none defined
+	dst = binary.AppendVarint(dst, tsDelta)
+	dst = binary.AppendVarint(dst, offsetDelta)
+	return binary.AppendVarint(dst, int64(keyLen))
+}
+
+// rbAppendHeaders appends a v2 record's header count and headers.
+func rbAppendHeaders(dst []byte, headers []Header) []byte {
+	dst = binary.AppendVarint(dst, int64(len(headers)))
+	for i := range headers {
+		h := &headers[i]
 		dst = binary.AppendVarint(dst, int64(len(h.Key)))
 		dst = append(dst, h.Key...)
 		if h.Value == nil {
@@ -263,7 +322,7 @@ func rbAppendRecordV2(dst []byte, rec *Record, tsDelta, offsetDelta int64) ([]by
 			dst = append(dst, h.Value...)
 		}
 	}
-	return dst, nil
+	return dst
 }
 
 // rbAppendFrom appends the n bytes that src holds (n < 0: none, null).
