@@ -25,7 +25,9 @@ type Message struct {
 	WriterData interface{}
 
 	// Time is the message timestamp. A zero Time is sent as the time the
-	// batch is encoded. The Message itself keeps its zero Time, except that
+	// Writer's batch took its first message without one (at most
+	// BatchTimeout before this one, unless the batch waited for its
+	// partition). The Message itself keeps its zero Time, except that
 	// Completion sees the broker's time when the topic uses LogAppendTime.
 	Time time.Time
 }

@@ -232,9 +232,10 @@ type Writer struct {
 	// hold them are sent at once rather than at BatchTimeout.
 	//
 	// The bound counts message bytes, not the Writer's memory, but the two
-	// are close: messages are held encoded as records (the program's keys
-	// and values are copied when accepted, so an asynchronous caller may
-	// reuse its buffers once WriteMessages returns), plus some spare room
+	// are close: messages are held encoded as records (the program's keys,
+	// values and headers are copied when accepted, so an asynchronous
+	// caller may reuse its buffers once WriteMessages returns; a Completion
+	// receives the program's own Headers slice back), plus some spare room
 	// per batch, about 2 KiB per partition written to and a few MiB for the
 	// Writer itself; docs/backpressure.md gives the whole formula.
 	MaxBufferedBytes int64
@@ -391,6 +392,7 @@ func (w *Writer) state() *writerState {
 			st.bytes = writerbuf.New(w.MaxBufferedBytes)
 		}
 		st.meta.init()
+		st.workers.stallMin, st.workers.stallMax = completionStall, completionStallMax
 		w.st = st
 	})
 	return w.st

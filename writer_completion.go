@@ -79,6 +79,10 @@ type completionWorkers struct {
 	armedAt uint64 // returns when it was set
 	stall   time.Duration
 	timer   *time.Timer
+	// stallMin and stallMax are completionStall and completionStallMax as
+	// the Writer started (writerState), read once, so that a test setting
+	// the variables never races with a Writer still running.
+	stallMin, stallMax time.Duration
 }
 
 // completionStall is how long queued partitions wait for a worker while
@@ -150,7 +154,7 @@ func (cw *completionWorkers) watchLocked(w *Writer) {
 	}
 	cw.armed, cw.armedAt = true, cw.returns
 	if cw.stall == 0 {
-		cw.stall = completionStall
+		cw.stall = cw.stallMin
 	}
 	if cw.timer == nil {
 		cw.timer = time.AfterFunc(cw.stall, func() { cw.stalled(w) })
@@ -166,11 +170,11 @@ func (cw *completionWorkers) stalled(w *Writer) {
 	cw.armed = false
 	start := len(cw.ready) > 0 && cw.idle == 0 && cw.returns == cw.armedAt
 	if start {
-		cw.stall = min(2*cw.stall, completionStallMax)
+		cw.stall = min(2*cw.stall, cw.stallMax)
 		cw.addLocked(w)
 	} else {
 		if cw.returns != cw.armedAt {
-			cw.stall = completionStall
+			cw.stall = cw.stallMin
 		}
 		cw.watchLocked(w)
 	}
