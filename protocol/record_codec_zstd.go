@@ -39,8 +39,9 @@ func rbZstdDecodeAll(p *rbBuf, in []byte) (bool, error) {
 	size := int(h.FrameContentSize)
 	if !h.HasFCS {
 		// A guess, which decoding corrects: batches compress to a
-		// quarter of their size or so.
-		size = min(4*len(in), 1<<20)
+		// quarter of their size or so. The decoder takes its fast path
+		// only while a whole block (128 KiB) fits after what it wrote.
+		size = min(4*len(in), 1<<20) + 128<<10
 	}
 	d, _ := rbZstdDecoders.Get().(*rbZstdDecoder)
 	if d == nil || d.max != rbMaxDecompressed {
