@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -203,4 +205,74 @@ func BenchmarkReaderReadMessage(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkReaderReadMessageText is BenchmarkReaderReadMessage on messages
+// shaped like those of the bench tool's load generator, which franz-go
+// writes there: values cut at random offsets of a text of words and numbers
+// (compressing about as text does, where the repeated value above
+// compresses to almost nothing), in batches of up to 1 MB. Compressed
+// batches then cost what they cost in the consumer rows of docs/bench: a
+// decompressed batch larger than a cache, compressed bytes a good part of
+// what a fetch reads.
+func BenchmarkReaderReadMessageText(b *testing.B) {
+	for _, size := range []int{100, 1024} {
+		for _, codec := range []CompressionCodec{nil, Zstd.Codec()} {
+			name := "none"
+			if codec != nil {
+				name = codec.Name()
+			}
+			b.Run(fmt.Sprintf("%dB/%s", size, name), func(b *testing.B) {
+				text := benchText(1 << 16)
+				rnd := rand.New(rand.NewPCG(5, 6))
+				perBatch := 1_000_000 / (size + 20)
+				stub := newWireFetchStubOf(b, func() []protocol.Record {
+					recs := make([]protocol.Record, perBatch)
+					for i := range recs {
+						off := rnd.IntN(len(text) - size)
+						recs[i] = protocol.Record{Time: time.UnixMilli(1_700_000_000_000),
+							Key: protocol.NewBytes([]byte(fmt.Sprintf("user-%04d", i))), Value: protocol.NewBytes(text[off : off+size])}
+					}
+					return recs
+				}, 3e6, codec)
+				fc := stub.serveOver(b)
+				r := NewReader(ReaderConfig{Brokers: []string{fc.Addr().String()}, Topic: "t"})
+				defer r.Close()
+				ctx := context.Background()
+				if _, err := r.ReadMessage(ctx); err != nil { // start-up out of the measure
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := processCPU()
+				for i := 0; i < b.N; i++ {
+					m, err := r.ReadMessage(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(m.Value) != size || len(m.Key) != 9 || m.Offset != int64(i+1) {
+						b.Fatalf("message %d: offset %d, key %q, %d bytes", i+1, m.Offset, m.Key, len(m.Value))
+					}
+				}
+				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// benchText returns n bytes of words and numbers in a random order.
+func benchText(n int) []byte {
+	words := []string{"kafka", "broker", "partition", "offset", "record", "batch",
+		"producer", "consumer", "topic", "leader", "replica", "commit", "fetch"}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	var b []byte
+	for len(b) < n {
+		b = append(b, words[rnd.IntN(len(words))]...)
+		if rnd.IntN(4) == 0 {
+			b = strconv.AppendInt(b, int64(rnd.IntN(100000)), 10)
+		}
+		b = append(b, ' ')
+	}
+	return b
 }

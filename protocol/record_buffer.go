@@ -2,14 +2,16 @@ package protocol
 
 import (
 	"io"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
 
-// rbBuf is a growable byte slice recycled through rbBufPool. Encoders append
-// to b directly; Write lets compressors append to it as well.
+// rbBuf is a growable byte slice recycled through rbBufPool (or rbInPool).
+// Encoders append to b directly; Write lets compressors append to it as well.
 type rbBuf struct {
-	b []byte
+	b  []byte
+	in bool // from rbInPool
 }
 
 func (p *rbBuf) Write(b []byte) (int, error) {
@@ -33,7 +35,39 @@ func rbPutBuf(p *rbBuf) {
 	if p == nil || cap(p.b) > rbMaxPooledCap {
 		return
 	}
+	if p.in {
+		rbInPool.Put(p)
+		return
+	}
 	rbBufPool.Put(p)
+}
+
+// rbInPool holds the buffers a BatchStream reads compressed batches into,
+// apart from rbBufPool, whose buffers hold what they decompress to (several
+// times larger): in one pool, each kind would keep getting buffers of the
+// other that are too small, and allocate anyway.
+var rbInPool = sync.Pool{New: func() any { return &rbBuf{in: true} }}
+
+// rbGetInBuf returns a buffer of rbInPool of length n.
+func rbGetInBuf(n int) *rbBuf {
+	p := rbInPool.Get().(*rbBuf)
+	p.b = rbGrowTo(p.b[:0], n)[:n]
+	return p
+}
+
+// rbGrowTo returns b with room for n bytes. A buffer that must grow gets
+// the next power of two (of the pool's size bound at most), so that a
+// pooled buffer serves the batches of varying size that follow instead of
+// being replaced by one of exactly the size of each larger one.
+func rbGrowTo(b []byte, n int) []byte {
+	if cap(b) >= n {
+		return b
+	}
+	c := n
+	if n <= rbMaxPooledCap {
+		c = 1 << bits.Len(uint(n-1))
+	}
+	return make([]byte, len(b), c)
 }
 
 // rbFill appends everything r yields to p. Memory grows with what actually

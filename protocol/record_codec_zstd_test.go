@@ -12,8 +12,8 @@ import (
 )
 
 // zstdPayloads returns text compressed as one frame that declares its size
-// (EncodeAll, what franz-go and the Java client write) and as a stream
-// that does not.
+// (EncodeAll, what franz-go writes) and as a stream that does not (this
+// package's Writer).
 func zstdPayloads(t testing.TB, n int) (text, whole, stream []byte) {
 	var sb strings.Builder
 	for i := 0; sb.Len() < n; i++ {
@@ -32,13 +32,14 @@ func zstdPayloads(t testing.TB, n int) (text, whole, stream []byte) {
 	return text, whole, buf.Bytes()
 }
 
-// Both payloads decompress to the same bytes, whichever path they take,
-// and the one that declares its size takes the one-call path.
+// Both payloads decompress to the same bytes in one call, the one that does
+// not declare its size included (into a buffer smaller than it, grown as it
+// is decoded).
 func TestZstdDecodeAllPath(t *testing.T) {
 	text, whole, stream := zstdPayloads(t, 300_000)
 	var h kzstd.Header
 	if err := h.Decode(stream); err != nil || h.HasFCS {
-		t.Fatalf("stream payload declares a size (%v): the test would not cover streaming", err)
+		t.Fatalf("stream payload declares a size (%v): the test would not cover it", err)
 	}
 	for name, in := range map[string][]byte{"whole": whole, "stream": stream} {
 		out, err := rbDecompress(compress.Zstd, in)
@@ -49,13 +50,41 @@ func TestZstdDecodeAllPath(t *testing.T) {
 			t.Fatalf("%s: decompressed %d bytes differ from the %d written", name, len(out.b), len(text))
 		}
 		rbPutBuf(out)
+		p := &rbBuf{}
+		if done, err := rbZstdDecodeAll(p, in); !done || err != nil || !bytes.Equal(p.b, text) {
+			t.Fatalf("%s payload: done=%v err=%v", name, done, err)
+		}
+	}
+}
+
+// A frame that does not declare its size is decoded in one call too, so
+// the decoder's own bound must stop it: a few bytes that expand to 8 MiB
+// fail once past rbMaxDecompressed, without the buffer growing to the
+// whole expansion.
+func TestZstdDecodeAllBoundsUndeclaredSize(t *testing.T) {
+	defer func(n int) { rbMaxDecompressed = n }(rbMaxDecompressed)
+	rbMaxDecompressed = 1 << 20
+	var buf bytes.Buffer
+	enc, err := kzstd.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Write(make([]byte, 8<<20))
+	enc.Close()
+	var h kzstd.Header
+	if err := h.Decode(buf.Bytes()); err != nil || h.HasFCS {
+		t.Fatalf("payload declares a size (%v): the test would not cover it", err)
 	}
 	p := &rbBuf{}
-	if done, err := rbZstdDecodeAll(p, whole); !done || err != nil || !bytes.Equal(p.b, text) {
-		t.Fatalf("whole payload: done=%v err=%v", done, err)
+	done, err := rbZstdDecodeAll(p, buf.Bytes())
+	if !done || err == nil {
+		t.Fatalf("8 MiB decoded under a 1 MiB bound: done=%v err=%v", done, err)
 	}
-	if done, _ := rbZstdDecodeAll(&rbBuf{}, stream); done {
-		t.Fatal("a payload without a declared size took the one-call path")
+	if cap(p.b) > 2<<20 {
+		t.Fatalf("the output grew to %d bytes under a 1 MiB bound", cap(p.b))
+	}
+	if _, err := rbDecompress(compress.Zstd, buf.Bytes()); err == nil {
+		t.Fatal("rbDecompress accepted 8 MiB under a 1 MiB bound")
 	}
 }
 

@@ -158,12 +158,16 @@ func (s *BatchStream) skip(n int) error {
 // readWhole reads the batch whose first bytes are in hdr and decodes it in
 // memory.
 func (s *BatchStream) readWhole(hdr []byte, rest int) (RecordReader, error) {
-	buf := make([]byte, len(hdr)+rest)
+	in := rbGetInBuf(len(hdr) + rest)
+	buf := in.b
 	copy(buf, hdr)
 	if err := s.read(buf[len(hdr):]); err != nil {
+		rbPutBuf(in)
 		return nil, err
 	}
-	src := rbNewShared(nil) // buf belongs to the batches decoded from it
+	// The batches decoded from buf hold it; the last to let go of it (a
+	// compressed batch once decompressed) returns it to the pool.
+	src := rbNewShared(in)
 	defer src.release()
 	d := rbSetDecoder{lazy: true, ownsInput: true}
 	d.decode(src, buf)
