@@ -179,14 +179,6 @@ func rbEncodeRecordsV2(out *rbBuf, codec compress.Compression, records RecordRea
 		body = rbGetBuf()
 		defer rbPutBuf(body)
 	}
-	if h, ok := records.(rbSizeHinter); ok {
-		// One allocation of the right size rather than a buffer doubling
-		// its way up from a few kilobytes, copying the records each time.
-		if n := h.SizeHint(); n > 0 {
-			body.b = slices.Grow(body.b, min(n, rbMaxSizeHint))
-		}
-	}
-
 	var clock rbClock
 	for ; ; count++ {
 		rec, err := records.ReadRecord()
@@ -220,17 +212,6 @@ func rbEncodeRecordsV2(out *rbBuf, codec compress.Compression, records RecordRea
 	}
 	return count, first, maxTS, nil
 }
-
-// rbSizeHinter is implemented by record readers that know about how many
-// bytes their records take encoded in a v2 batch (the Writer's batches
-// do). The hint only sizes a buffer: a wrong one costs memory or a copy,
-// never correctness.
-type rbSizeHinter interface {
-	SizeHint() int
-}
-
-// rbMaxSizeHint bounds what a hint may make us allocate up front.
-const rbMaxSizeHint = 16 << 20
 
 // rbVarintLen is the size of x as a zigzag varint.
 func rbVarintLen(x int64) int {
