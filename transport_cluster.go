@@ -42,6 +42,9 @@ type cluster struct {
 	// ask for when metadataTopics is nil; replaced, never modified, under
 	// mu (transport_topics.go).
 	wanted atomic.Pointer[map[string]struct{}]
+	// wantedNames is wanted's names sorted, kept in step with it under mu:
+	// the topic list of a full refresh.
+	wantedNames []string
 
 	mu            sync.Mutex
 	brokers       map[int32]*connPool

@@ -1,12 +1,12 @@
 package kafka
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/segmentio/kafka-go/protocol/metadata"
 
-	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/protocol/listoffsets"
 	"github.com/segmentio/kafka-go/protocol/produce"
@@ -45,14 +45,22 @@ func (cl *cluster) useTopics(topics []string) {
 	if old != nil && containsAll(*old, topics) {
 		return
 	}
-	next := make(map[string]struct{}, len(topics)+4)
+	// A clone copies the map's table as it is, rather than inserting
+	// every name again: a Writer taking 1000 topics into use one by one
+	// clones it 1000 times.
+	var next map[string]struct{}
 	if old != nil {
-		for name := range *old {
-			next[name] = struct{}{}
-		}
+		next = maps.Clone(*old)
+	} else {
+		next = make(map[string]struct{}, len(topics))
 	}
 	for _, name := range topics {
+		if _, ok := next[name]; ok {
+			continue
+		}
 		next[name] = struct{}{}
+		i, _ := slices.BinarySearch(cl.wantedNames, name)
+		cl.wantedNames = slices.Insert(cl.wantedNames, i, name)
 	}
 	cl.wanted.Store(&next)
 	if cl.state == nil || missingTopics(cl.state, topics) {
@@ -112,14 +120,7 @@ func (cl *cluster) refreshTopicsLocked() []string {
 	if cl.metadataTopics != nil {
 		return append([]string{}, cl.metadataTopics...)
 	}
-	names := []string{}
-	if in := cl.wanted.Load(); in != nil {
-		for name := range *in {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	return names
+	return append([]string{}, cl.wantedNames...)
 }
 
 // narrowRefreshLocked returns what a refresh about to start asks for: only
@@ -161,10 +162,7 @@ func mergeClusterState(old, add *clusterState) *clusterState {
 		}
 	}
 	layout := add.layout
-	layout.Topics = make(map[string]protocol.Topic, len(old.layout.Topics)+len(add.layout.Topics))
-	for name, t := range old.layout.Topics {
-		layout.Topics[name] = t
-	}
+	layout.Topics = maps.Clone(old.layout.Topics)
 	for name, t := range add.layout.Topics {
 		layout.Topics[name] = t
 	}
