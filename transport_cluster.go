@@ -580,6 +580,14 @@ func (cl *cluster) metadata(ctx context.Context, req *metadata.Request) (Respons
 			names[i] = t.Name
 		}
 	}
+	if names != nil && cl.metadataTopics == nil && !req.AllowAutoTopicCreation && lookupAside(ctx) {
+		cl.mu.Lock()
+		s := cl.state
+		cl.mu.Unlock()
+		if s != nil && missingTopics(s, names) {
+			return cl.send(ctx, req, s, time.Now())
+		}
+	}
 	cl.useTopics(names)
 	s, err := cl.getState(ctx, time.Time{})
 	if err != nil {

@@ -188,7 +188,31 @@ func TestWriterManyTopicsMetadataGrowsLinearly(t *testing.T) {
 	const topics = 300
 	fc := clusterWithOtherTopics(t, topics)
 	fc.SetHandler(func(r *fakebroker.Request) { answerProduce(r, func(int32) int16 { return 0 }) })
-	// Answer Metadata requests with the topics asked for, as a broker does.
+	answerNamedMetadata(fc)
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	w := &Writer{Addr: fc.Addr(), Transport: tr, BatchSize: 1, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := testContext(t)
+	for i := 0; i < topics; i++ {
+		if err := w.WriteMessages(ctx, Message{Topic: fmt.Sprintf("other-%d", i), Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := 0
+	for _, names := range checkMetaTopics(t, fc, otherTopics(topics)...) {
+		asked += len(names)
+	}
+	t.Logf("%d metadata requests, %d topic names asked in all", len(metaRequests(fc)), asked)
+	if asked > 4*topics {
+		t.Errorf("%d topic names asked for %d topics taken into use one by one, want at most %d", asked, topics, 4*topics)
+	}
+}
+
+// answerNamedMetadata makes fc's first broker answer Metadata requests with
+// the topics asked for (all for a request of every topic), as a broker does,
+// recording each request.
+func answerNamedMetadata(fc *fakebroker.Cluster) {
 	fc.Brokers[0].Intercept = func(_ *fakebroker.Conn, r *fakebroker.Request) bool {
 		m, ok := r.Msg.(*metadata.Request)
 		if !ok {
@@ -210,23 +234,78 @@ func TestWriterManyTopicsMetadataGrowsLinearly(t *testing.T) {
 		r.Reply(res)
 		return true
 	}
+}
+
+// TestWriterNewTopicLookupsGoAside: an asynchronous Writer takes 60 topics
+// into use one message at a time. Its lookup of each new topic is one
+// Metadata request naming that topic, sent as it is rather than as a
+// refresh of the Transport's cache (which would copy the cached state once
+// per topic); the Produce request carrying the first messages takes all 60
+// into use in one refresh; and once the Writer's own counts go stale, its
+// lookups are answered from that cache, without a request per topic.
+func TestWriterNewTopicLookupsGoAside(t *testing.T) {
+	const topics = 60
+	fc := clusterWithOtherTopics(t, topics)
+	fc.SetHandler(func(r *fakebroker.Request) { answerProduce(r, func(int32) int16 { return 0 }) })
+	answerNamedMetadata(fc)
 	tr := &Transport{}
 	defer tr.CloseIdleConnections()
-	w := &Writer{Addr: fc.Addr(), Transport: tr, BatchSize: 1, RequiredAcks: RequireOne}
+	w := &Writer{Addr: fc.Addr(), Transport: tr, Async: true, BatchTimeout: time.Hour, RequiredAcks: RequireOne}
 	defer w.Close()
 	ctx := testContext(t)
-	for i := 0; i < topics; i++ {
-		if err := w.WriteMessages(ctx, Message{Topic: fmt.Sprintf("other-%d", i), Value: []byte("v")}); err != nil {
+	write := func() {
+		for i := 0; i < topics; i++ {
+			if err := w.WriteMessages(ctx, Message{Topic: fmt.Sprintf("other-%d", i), Value: []byte("v")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	asked := 0
+	write()
+	// The first lookup finds no cached state at all and fills it; each
+	// later one is a request of its own for its topic.
+	single := map[string]int{}
+	var wide [][]string
 	for _, names := range checkMetaTopics(t, fc, otherTopics(topics)...) {
-		asked += len(names)
+		if len(names) == 1 {
+			single[names[0]]++
+		} else {
+			wide = append(wide, names)
+		}
 	}
-	t.Logf("%d metadata requests, %d topic names asked in all", len(metaRequests(fc)), asked)
-	if asked > 4*topics {
-		t.Errorf("%d topic names asked for %d topics taken into use one by one, want at most %d", asked, topics, 4*topics)
+	if len(single) != topics {
+		t.Errorf("%d topics looked up by a request of their own, want %d", len(single), topics)
+	}
+	for name, n := range single {
+		if n > 2 {
+			t.Errorf("topic %s looked up %d times", name, n)
+		}
+	}
+	// The Produce requests took the topics into use, several at a time
+	// (how many requests carry the 60 first batches is up to the sink).
+	inUse, asked := map[string]bool{}, 0
+	for _, names := range wide {
+		asked += len(names)
+		for _, n := range names {
+			inUse[n] = true
+		}
+	}
+	if len(inUse) < topics-1 || len(wide) > topics/4 || asked > 2*topics {
+		t.Errorf("refreshes took %d of %d topics into use, in %d requests naming %d topics in all: %q", len(inUse), topics, len(wide), asked, wide)
+	}
+	t.Logf("%d metadata requests: %d single-topic, %d wider", len(metaRequests(fc)), len(single), len(wide))
+
+	// Once the Writer's counts are stale, it asks the Transport again:
+	// the cache answers.
+	before := len(metaRequests(fc))
+	time.Sleep(writerMetadataTTL + 100*time.Millisecond)
+	write()
+	for i, m := range metaRequests(fc)[before:] {
+		if names, _ := metaNames(m); len(names) < topics {
+			t.Errorf("lookup after the counts went stale: request %d asked for %q, want the cache to answer", i, names)
+		}
 	}
 }
 

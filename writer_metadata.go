@@ -181,7 +181,7 @@ func (w *Writer) lookupPartitions(ctx context.Context, topic string) (int, []int
 // fetchPartitions returns the partition count of topic and the leader of
 // each partition (-1 when it has none).
 func (w *Writer) fetchPartitions(ctx context.Context, topic string) (int, []int32, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.readTimeout())
+	ctx, cancel := context.WithTimeout(withLookupAside(ctx), w.readTimeout())
 	defer cancel()
 	r, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, &metadataAPI.Request{
 		TopicNames:             []string{topic},
