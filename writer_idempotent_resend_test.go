@@ -16,12 +16,13 @@ import (
 )
 
 // resendLog is ackAll that keeps the wire bytes of every record batch it
-// is sent, and loses the reply of every other Produce request (an unknown
-// outcome: the batch is sent again).
+// is sent, and loses the reply of each Produce request that carries the
+// first batch of some partition (an unknown outcome: the batch is sent
+// again), so that every partition resends.
 type resendLog struct {
 	ackAll
 	mu      sync.Mutex
-	calls   int
+	lost    map[int32]bool // partitions that had a reply lost
 	batches map[int32][][]byte
 }
 
@@ -34,10 +35,13 @@ func (l *resendLog) RoundTrip(ctx context.Context, addr net.Addr, req Request) (
 		return l.ackAll.RoundTrip(ctx, addr, req)
 	}
 	l.mu.Lock()
-	l.calls++
-	lose := l.calls%2 == 1
+	lose := false
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
+			if !l.lost[p.Partition] {
+				l.lost[p.Partition] = true
+				lose = true
+			}
 			var buf bytes.Buffer
 			rs := p.RecordSet // the transport sets the version it negotiated
 			rs.Version = 2
@@ -63,7 +67,7 @@ func TestIdempotentWriterResendsSameBytes(t *testing.T) {
 	for _, codec := range []Compression{0, Gzip, Snappy, Lz4, Zstd} {
 		t.Run(fmt.Sprint("codec", codec), func(t *testing.T) {
 			const partitions = 8
-			l := &resendLog{ackAll: ackAll{partitions: partitions}, batches: map[int32][][]byte{}}
+			l := &resendLog{ackAll: ackAll{partitions: partitions}, lost: map[int32]bool{}, batches: map[int32][][]byte{}}
 			w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: l, Balancer: &RoundRobin{},
 				RequiredAcks: RequireAll, Idempotent: true, Compression: codec, BatchSize: 5,
 				BatchTimeout: time.Millisecond, WriteBackoffMin: time.Millisecond, WriteBackoffMax: time.Millisecond,
