@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -321,4 +322,41 @@ func otherTopics(n int) []string {
 		names[i] = fmt.Sprintf("other-%d", i)
 	}
 	return names
+}
+
+// TestWriterCallToNewTopicsLooksThemUpTogether: one WriteMessages call
+// whose messages go to 50 topics the Writer has not seen looks them up in
+// one Metadata request, not in 50 one after the other; a topic of the call
+// that does not exist still fails the call with UnknownTopicOrPartition.
+func TestWriterCallToNewTopicsLooksThemUpTogether(t *testing.T) {
+	const topics = 50
+	fc := clusterWithOtherTopics(t, topics)
+	fc.SetHandler(func(r *fakebroker.Request) { answerProduce(r, func(int32) int16 { return 0 }) })
+	answerNamedMetadata(fc)
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	w := &Writer{Addr: fc.Addr(), Transport: tr, RequiredAcks: RequireOne}
+	defer w.Close()
+	ctx := testContext(t)
+	var msgs []Message
+	for i := 0; i < 2*topics; i++ {
+		msgs = append(msgs, Message{Topic: fmt.Sprintf("other-%d", i%topics), Value: []byte("v")})
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	lookups := 0
+	for _, names := range checkMetaTopics(t, fc, otherTopics(topics)...) {
+		if len(names) == topics {
+			lookups++
+		}
+	}
+	if lookups == 0 || len(metaRequests(fc)) > 4 {
+		t.Errorf("%d metadata requests, %d naming all %d topics: want the call's topics looked up together", len(metaRequests(fc)), lookups, topics)
+	}
+
+	err := w.WriteMessages(ctx, Message{Topic: "other-1", Value: []byte("v")}, Message{Topic: "missing", Value: []byte("v")})
+	if !errors.Is(err, UnknownTopicOrPartition) {
+		t.Errorf("call with a missing topic: %v, want UnknownTopicOrPartition", err)
+	}
 }

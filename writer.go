@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -840,7 +841,12 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 			return nil, err
 		}
 		if topic != lastTopic || lastCount == 0 {
-			if lastCount, err = w.partitions(ctx, topic); err != nil {
+			var others func() []string
+			if i+1 < len(msgs) {
+				rest := msgs[i+1:]
+				others = func() []string { return w.topicsOf(rest, topic) }
+			}
+			if lastCount, err = w.partitions(ctx, topic, others); err != nil {
 				return nil, err
 			}
 			lastTopic = topic
@@ -881,6 +887,26 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 		groups[gi].add(int32(i))
 	}
 	return groups, nil
+}
+
+// maxLookupTogether bounds the topics looked up in one Metadata request by
+// a call writing to many new topics.
+const maxLookupTogether = 256
+
+// topicsOf returns the distinct topics of msgs other than skip, up to
+// maxLookupTogether, for a lookup of several new topics at once.
+func (w *Writer) topicsOf(msgs []Message, skip string) []string {
+	var names []string
+	for i := range msgs {
+		t, err := w.chooseTopic(msgs[i])
+		if err != nil || t == skip || slices.Contains(names, t) {
+			continue
+		}
+		if names = append(names, t); len(names) == maxLookupTogether {
+			break
+		}
+	}
+	return names
 }
 
 // acceptGroup accepts the messages of g from g.next on, in order, and,

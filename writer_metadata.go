@@ -93,19 +93,28 @@ func (e *writerTopicMeta) stale() {
 	}
 }
 
-// partitions returns the number of partitions of topic.
-func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
+// partitions returns the number of partitions of topic. others, when not
+// nil, is called (with m.mu held: it must only read the call's messages)
+// if the Writer has never looked topic up: it returns other topics of the
+// call, and those the Writer has not seen either are looked up in the same
+// request (a call writing to 100 new topics would otherwise wait for 100
+// lookups, one after the other).
+func (w *Writer) partitions(ctx context.Context, topic string, others func() []string) (int, error) {
 	m := &w.state().meta
 	if f := m.last.Load(); f != nil && f.topic == topic && f.valid.Load() {
 		return f.count, nil
 	}
 	for {
+		var also []string
 		m.mu.Lock()
 		e := m.topics[topic]
 		switch {
 		case e == nil:
 			e = &writerTopicMeta{}
 			m.topics[topic] = e
+			if others != nil {
+				also = others()
+			}
 		case e.loading != nil:
 			// Someone is asking already: wait for the answer.
 			loading := e.loading
@@ -124,33 +133,47 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 		}
 		loading := make(chan struct{})
 		e.loading = loading
+		// The other new topics wait for the same answer; one already
+		// known or being looked up is left alone.
+		var alsoMeta []*writerTopicMeta
+		kept := also[:0]
+		for _, name := range also {
+			if name == topic || m.topics[name] != nil {
+				continue
+			}
+			o := &writerTopicMeta{loading: loading}
+			m.topics[name] = o
+			kept = append(kept, name)
+			alsoMeta = append(alsoMeta, o)
+		}
+		also = kept
 		m.mu.Unlock()
 
-		n, leaders, err := w.lookupPartitions(ctx, topic)
+		var n int
+		var leaders []int32
+		var err error
+		var found map[string][]int32
+		if len(also) > 0 {
+			found, err = w.fetchPartitions(ctx, append([]string{topic}, also...))
+			if l, ok := found[topic]; ok && err == nil {
+				n, leaders = len(l), l
+			}
+		}
+		if n == 0 {
+			n, leaders, err = w.lookupPartitions(ctx, topic)
+		}
 
 		m.mu.Lock()
-		e.loading = nil
-		if err == nil {
-			m.leaders[topic] = leaders
-		}
-		if e.invalidated {
-			// The answer goes to this caller only: whoever waited for
-			// it, and every later call, asks again.
-			e.invalidated = false
-			e.count = 0
-		} else if err == nil {
-			e.count = n
-			f := &writerFreshCount{topic: topic, count: n}
-			f.valid.Store(true)
-			e.fast = f
-			m.last.Store(f)
-			time.AfterFunc(writerMetadataTTL, func() {
-				m.mu.Lock()
-				if e.fast == f {
-					e.stale()
-				}
-				m.mu.Unlock()
-			})
+		m.storeLocked(topic, e, n, leaders, err)
+		for i, name := range also {
+			// Those the answer did not cover are left to their own
+			// lookup (an entry with no count and no lookup in progress).
+			l, ok := found[name]
+			var oerr error
+			if !ok {
+				oerr = UnknownTopicOrPartition
+			}
+			m.storeLocked(name, alsoMeta[i], len(l), l, oerr)
 		}
 		close(loading)
 		m.mu.Unlock()
@@ -158,11 +181,45 @@ func (w *Writer) partitions(ctx context.Context, topic string) (int, error) {
 	}
 }
 
+// storeLocked ends the lookup of topic (entry e): on success it publishes
+// the count, fresh for writerMetadataTTL, and the leaders. m.mu must be
+// held.
+func (m *writerMetadata) storeLocked(topic string, e *writerTopicMeta, n int, leaders []int32, err error) {
+	e.loading = nil
+	if err == nil {
+		m.leaders[topic] = leaders
+	}
+	if e.invalidated {
+		// The answer goes to this caller only: whoever waited for it,
+		// and every later call, asks again.
+		e.invalidated = false
+		e.count = 0
+		return
+	}
+	if err != nil {
+		return
+	}
+	e.count = n
+	f := &writerFreshCount{topic: topic, count: n}
+	f.valid.Store(true)
+	e.fast = f
+	m.last.Store(f)
+	time.AfterFunc(writerMetadataTTL, func() {
+		m.mu.Lock()
+		if e.fast == f {
+			e.stale()
+		}
+		m.mu.Unlock()
+	})
+}
+
 // lookupPartitions asks the cluster, retrying while the topic is being
 // created or its leaders elected.
 func (w *Writer) lookupPartitions(ctx context.Context, topic string) (int, []int32, error) {
 	for attempt := 1; ; attempt++ {
-		n, leaders, err := w.fetchPartitions(ctx, topic)
+		found, err := w.fetchPartitions(ctx, []string{topic})
+		leaders := found[topic]
+		n := len(leaders)
 		if err == nil || ctx.Err() != nil || attempt >= w.maxAttempts() {
 			return n, leaders, err
 		}
@@ -178,32 +235,39 @@ func (w *Writer) lookupPartitions(ctx context.Context, topic string) (int, []int
 	}
 }
 
-// fetchPartitions returns the partition count of topic and the leader of
-// each partition (-1 when it has none).
-func (w *Writer) fetchPartitions(ctx context.Context, topic string) (int, []int32, error) {
+// fetchPartitions returns the leader of each partition (-1 when it has
+// none) of the topics it could list, and the error of the first topic
+// (names[0]) when it could not.
+func (w *Writer) fetchPartitions(ctx context.Context, names []string) (map[string][]int32, error) {
 	ctx, cancel := context.WithTimeout(withLookupAside(ctx), w.readTimeout())
 	defer cancel()
 	r, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, &metadataAPI.Request{
-		TopicNames:             []string{topic},
+		TopicNames:             names,
 		AllowAutoTopicCreation: w.AllowAutoTopicCreation,
 	})
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	res, ok := r.(*metadataAPI.Response)
 	if !ok {
-		return 0, nil, errors.New("kafka.(*Writer): unexpected response type to a metadata request")
+		return nil, errors.New("kafka.(*Writer): unexpected response type to a metadata request")
 	}
+	found := make(map[string][]int32, len(names))
+	err = UnknownTopicOrPartition
 	for i := range res.Topics {
 		t := &res.Topics[i]
-		if t.Name != topic {
+		var terr error
+		switch {
+		case t.ErrorCode != 0:
+			terr = Error(t.ErrorCode)
+		case len(t.Partitions) == 0:
+			terr = LeaderNotAvailable
+		}
+		if t.Name == names[0] {
+			err = terr
+		}
+		if terr != nil {
 			continue
-		}
-		if t.ErrorCode != 0 {
-			return 0, nil, Error(t.ErrorCode)
-		}
-		if len(t.Partitions) == 0 {
-			return 0, nil, LeaderNotAvailable
 		}
 		leaders := make([]int32, len(t.Partitions))
 		for j := range leaders {
@@ -215,9 +279,9 @@ func (w *Writer) fetchPartitions(ctx context.Context, topic string) (int, []int3
 				leaders[p.PartitionIndex] = p.LeaderID
 			}
 		}
-		return len(t.Partitions), leaders, nil
+		found[t.Name] = leaders
 	}
-	return 0, nil, UnknownTopicOrPartition
+	return found, err
 }
 
 // Balancers take the partitions as a list of numbers 0..n-1. The lists are

@@ -21,7 +21,7 @@ func TestWriterPartitionCountInvalidatedAndPerTopic(t *testing.T) {
 	ctx := context.Background()
 	count := func(topic string) int {
 		t.Helper()
-		n, err := w.partitions(ctx, topic)
+		n, err := w.partitions(ctx, topic, nil)
 		require.NoError(t, err)
 		return n
 	}
@@ -62,7 +62,7 @@ func TestWriterPartitionCountConcurrentInvalidate(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				n, err := w.partitions(ctx, "b")
+				n, err := w.partitions(ctx, "b", nil)
 				if err != nil || n != 1000 {
 					select {
 					case bad <- n:
@@ -82,7 +82,7 @@ func TestWriterPartitionCountConcurrentInvalidate(t *testing.T) {
 		stub.mu.Unlock()
 		w.state().meta.invalidate("a")
 		for i := 0; i < 3; i++ {
-			n, err := w.partitions(ctx, "a")
+			n, err := w.partitions(ctx, "a", nil)
 			require.NoError(t, err)
 			require.Equal(t, round, n, "round %d, lookup %d", round, i)
 		}
@@ -104,7 +104,7 @@ func BenchmarkWriterPartitionCount(b *testing.B) {
 	ctx := context.Background()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := w.partitions(ctx, "t"); err != nil {
+			if _, err := w.partitions(ctx, "t", nil); err != nil {
 				b.Error(err)
 				return
 			}
@@ -141,7 +141,7 @@ func TestWriterPartitionCountInvalidatedDuringLookup(t *testing.T) {
 	ctx := context.Background()
 	first := make(chan int)
 	go func() {
-		n, _ := w.partitions(ctx, "a")
+		n, _ := w.partitions(ctx, "a", nil)
 		first <- n
 	}()
 	<-held.answered // the answer says 2
@@ -152,7 +152,7 @@ func TestWriterPartitionCountInvalidatedDuringLookup(t *testing.T) {
 	close(held.release)
 	require.Equal(t, 2, <-first, "the lookup in flight returns what it got")
 	held.release = nil
-	n, err := w.partitions(ctx, "a")
+	n, err := w.partitions(ctx, "a", nil)
 	require.NoError(t, err)
 	require.Equal(t, 7, n, "the count fetched before the invalidation is not trusted after it")
 }

@@ -281,7 +281,7 @@ func (s *brokerSink) send(parts []*partitionWriter) {
 	for _, topic := range refresh {
 		w.state().meta.invalidate(topic)
 		ctx, cancel := context.WithTimeout(context.Background(), w.readTimeout())
-		_, _ = w.partitions(ctx, topic) // a failure leaves the leader unknown, and the transport routes
+		_, _ = w.partitions(ctx, topic, nil) // a failure leaves the leader unknown, and the transport routes
 		cancel()
 	}
 	for _, pw := range parts {
