@@ -58,7 +58,7 @@ func checkMetaTopics(t *testing.T, fc *fakebroker.Cluster, allowed ...string) []
 	return all
 }
 
-func clusterWithOtherTopics(t *testing.T, others int) *fakebroker.Cluster {
+func clusterWithOtherTopics(t testing.TB, others int) *fakebroker.Cluster {
 	fc := fakebroker.New(t, 1)
 	var names []string
 	for i := 0; i < others; i++ {
@@ -358,5 +358,29 @@ func TestWriterCallToNewTopicsLooksThemUpTogether(t *testing.T) {
 	err := w.WriteMessages(ctx, Message{Topic: "other-1", Value: []byte("v")}, Message{Topic: "missing", Value: []byte("v")})
 	if !errors.Is(err, UnknownTopicOrPartition) {
 		t.Errorf("call with a missing topic: %v, want UnknownTopicOrPartition", err)
+	}
+}
+
+// BenchmarkWriterNewTopics: an asynchronous Writer, with a Transport of its
+// own (nothing cached), writes one message to each of 200 topics, one call
+// per message, then closes: the cost of taking topics into use one after
+// another (per op: all 200).
+func BenchmarkWriterNewTopics(b *testing.B) {
+	const topics = 200
+	fc := clusterWithOtherTopics(b, topics)
+	fc.SetHandler(func(r *fakebroker.Request) { answerProduce(r, func(int32) int16 { return 0 }) })
+	names := otherTopics(topics)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		tr := &Transport{}
+		w := &Writer{Addr: fc.Addr(), Transport: tr, Async: true, RequiredAcks: RequireOne}
+		for _, name := range names {
+			if err := w.WriteMessages(ctx, Message{Topic: name, Value: []byte("v")}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		w.Close()
+		tr.CloseIdleConnections()
 	}
 }
