@@ -432,16 +432,9 @@ var frameBuffers = sync.Pool{New: func() any { return new(frameBuffer) }}
 
 func getFrameBuffer() *frameBuffer { return frameBuffers.Get().(*frameBuffer) }
 
-// maxPooledFrame is the largest frame buffer the pool keeps: a Writer's
-// Produce request carries up to sinkRequestBytes of messages plus record
-// and batch headers (1.15 MiB measured at a thousand partitions), and a
-// buffer of that size dropped after each request was allocated and
-// cleared again for the next one. Larger ones are rare and not kept.
-const maxPooledFrame = 2 << 20
-
 func putFrameBuffer(f *frameBuffer) {
-	if cap(f.b) > maxPooledFrame {
-		return
+	if cap(f.b) > 1<<20 {
+		return // do not keep the memory of exceptionally large requests
 	}
 	f.b = f.b[:0]
 	frameBuffers.Put(f)
