@@ -184,6 +184,9 @@ func runConsume(ctx context.Context, cfg Config, c Client, res *Result) error {
 		return fmt.Errorf("read %d of %d messages in %s", prog.sum.Load(), total, cfg.Duration)
 	}
 	res.ReadCPUSec = cpuSelf()
+	// A CPU profile covers what ReadCPUSec counts, not the rebalance
+	// measured next (a no-op without -cpuprofile; Main's stop then is too).
+	pprof.StopCPUProfile()
 	res.FirstMessageMs = float64(first.Sub(start).Microseconds()) / 1e3
 	res.ElapsedSec = doneAt.Sub(first).Seconds()
 	<-profDone
