@@ -8,8 +8,10 @@ require (
 	github.com/segmentio/kafka-go/bench/clients/loadgen v0.0.0
 )
 
+// klauspost/compress at the version franz-go's load generator builds with
+// (see ../../README.md, "Compression library").
 require (
-	github.com/klauspost/compress v1.18.4 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 )
 
