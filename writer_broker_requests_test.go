@@ -735,7 +735,12 @@ func TestWriterCompletionWorkersNeverStrandAPartition(t *testing.T) {
 		batches = append(batches, b)
 		pw.completing.Add(1)
 		w.inflight.Add(1) // as a sink holds while it hands outcomes over
-		pw.complete(b)
+		pw.mu.Lock()
+		start := pw.queueCompletionLocked(b)
+		pw.mu.Unlock()
+		if start {
+			pw.startCompletions()
+		}
 		w.inflight.Done()
 	}
 	for _, b := range batches {

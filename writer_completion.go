@@ -10,7 +10,8 @@ import (
 // The Completion side of the Writer: the goroutines that run Completion
 // beside the sinks, and how their own WriteMessages calls are recognized.
 
-// complete queues b, acknowledged or failed, for its Completion call.
+// queueCompletionLocked queues b, acknowledged or failed, for its
+// Completion call.
 // Completion does not run on the sink: a slow Completion would stop the
 // requests of every partition of the broker, and with them the
 // acknowledgements that give budget back; a Completion calling Flush would
@@ -19,18 +20,30 @@ import (
 // The calls of a partition run one at a time, in batch order, on one of
 // the Writer's completion workers (completionWorkers), which takes the
 // partition when its queue stops being empty and runs its calls until the
-// queue is empty again. Called by a sink, which holds a count of
-// w.inflight, so that starting a worker never races with the Wait in Close.
-func (pw *partitionWriter) complete(b *writeBatch) {
+// queue is empty again.
+//
+// queueCompletionLocked is called with pw.mu held, in the step that
+// records b's outcome: queued later, the partition's next batch could be
+// sent, answered and queued first, its Completion would run before b's,
+// and a Flush waiting for b would return when that later call did. It
+// reports whether the partition needs a worker, which the caller asks for
+// with startCompletions once pw.mu is released (lock order: pw.mu, then
+// the completion queue's mu, a leaf).
+func (pw *partitionWriter) queueCompletionLocked(b *writeBatch) (start bool) {
 	c := pw.completions
 	c.mu.Lock()
 	c.q.push(b)
-	start := !c.running
+	start = !c.running
 	c.running = true
 	c.mu.Unlock()
-	if start {
-		pw.w.state().workers.schedule(pw)
-	}
+	return start
+}
+
+// startCompletions hands the partition to a completion worker. Called by a
+// sink, which holds a count of w.inflight, so that starting a worker never
+// races with the Wait in Close.
+func (pw *partitionWriter) startCompletions() {
+	pw.w.state().workers.schedule(pw)
 }
 
 // completionWorkers run the Completion calls of a Writer's partitions. A

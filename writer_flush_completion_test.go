@@ -183,3 +183,71 @@ func (s *stubBroker) topicRecords(topic string) int {
 	}
 	return n
 }
+
+// A partition's Completion calls come in the order of its batches, however
+// quickly the broker answers: the next batch is sent as soon as one is
+// answered, so its answer can come back before the earlier batch's
+// Completion is queued, unless queuing is part of recording the answer.
+// Offsets, which the stub broker hands out in the order it appends, must
+// rise from one call to the next. Several Writers side by side keep the
+// scheduler switching between their sinks.
+func TestWriterCompletionsInBatchOrder(t *testing.T) {
+	stub := newStubBroker(map[string]int{"a": 1, "b": 1, "c": 1, "d": 1})
+	topics := []string{"a", "b", "c", "d"}
+	const perWriter = 3000
+	var outOfOrder atomic.Int64
+	var firstBad atomic.Value
+	ws := make([]*Writer, len(topics))
+	var completed sync.WaitGroup
+	for i := range ws {
+		last := int64(-1)
+		completed.Add(perWriter)
+		ws[i] = &Writer{
+			Addr: TCP("stub"), Topic: topics[i], Transport: stub, Async: true,
+			RequiredAcks: RequireOne, BatchSize: 1, BatchTimeout: time.Millisecond,
+			Completion: func(msgs []Message, err error) {
+				if err != nil {
+					firstBad.CompareAndSwap(nil, fmt.Sprintf("topic %s: %v", topics[i], err))
+					outOfOrder.Add(1)
+				}
+				for _, m := range msgs {
+					if m.Offset <= last {
+						firstBad.CompareAndSwap(nil, fmt.Sprintf("topic %s: offset %d after %d", topics[i], m.Offset, last))
+						outOfOrder.Add(1)
+					}
+					last = m.Offset
+					completed.Done()
+				}
+			},
+		}
+	}
+	defer func() {
+		for _, w := range ws {
+			w.Close()
+		}
+	}()
+	var producers sync.WaitGroup
+	for _, w := range ws {
+		producers.Add(1)
+		go func() {
+			defer producers.Done()
+			for j := 0; j < perWriter; j++ {
+				if err := w.WriteMessages(context.Background(), Message{Value: []byte(fmt.Sprint(j))}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	producers.Wait()
+	done := make(chan struct{})
+	go func() { completed.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute): // a guard, not a measure
+		t.Fatal("not every message reached Completion")
+	}
+	if n := outOfOrder.Load(); n > 0 {
+		t.Fatalf("%d Completion calls out of batch order or failed; first: %v", n, firstBad.Load())
+	}
+}

@@ -53,7 +53,9 @@ import (
 // taken; pw.mu may be held while calling the non-blocking methods of a
 // Budget (whose lock is a leaf), and while handing the partition to a sink
 // (pw.mu, then the sink's mu, then the leaf locks of the metadata cache and
-// the sink table; see writer_sink.go). pw.mu is never held while waiting for
+// the sink table; see writer_sink.go), and while queuing a batch for its
+// Completion (pw.mu, then the completion queue's mu, a leaf; see
+// queueCompletionLocked). pw.mu is never held while waiting for
 // budget, for the network, or for Completion.
 type partitionWriter struct {
 	w   *Writer

@@ -96,10 +96,11 @@ func (pw *partitionWriter) sent(b *writeBatch, res *produceResult, err error) {
 	if w.Completion == nil {
 		pw.reportDropped(b, err) // before finishing b drops its messages
 	}
-	partials := false
+	partials, startCompletions := false, false
 	pw.mu.Lock()
 	if w.Completion != nil {
 		pw.completing.Add(1)
+		startCompletions = pw.queueCompletionLocked(b)
 	} else {
 		partials = pw.finishLocked(b)
 	}
@@ -112,8 +113,8 @@ func (pw *partitionWriter) sent(b *writeBatch, res *produceResult, err error) {
 	}
 	pw.mu.Unlock()
 
-	if w.Completion != nil {
-		pw.complete(b)
+	if startCompletions {
+		pw.startCompletions()
 	} else if partials {
 		w.sendPartials()
 	}
