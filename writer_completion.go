@@ -11,24 +11,23 @@ import (
 // beside the sinks, and how their own WriteMessages calls are recognized.
 
 // queueCompletionLocked queues b, acknowledged or failed, for its
-// Completion call.
+// Completion call, and reports whether the partition needs a worker, which
+// the caller asks for with startCompletions once pw.mu is released.
+//
+// It is called with pw.mu held (lock order: pw.mu, then the completion
+// queue's mu, a leaf), in the step that records b's outcome: queued any
+// later, the partition's next batch could be sent, answered and queued
+// first, its Completion would run before b's, and a Flush waiting for b
+// would return when that later call did.
+//
 // Completion does not run on the sink: a slow Completion would stop the
 // requests of every partition of the broker, and with them the
 // acknowledgements that give budget back; a Completion calling Flush would
-// wait for batches that only the sink it blocks can send.
-//
-// The calls of a partition run one at a time, in batch order, on one of
-// the Writer's completion workers (completionWorkers), which takes the
-// partition when its queue stops being empty and runs its calls until the
-// queue is empty again.
-//
-// queueCompletionLocked is called with pw.mu held, in the step that
-// records b's outcome: queued later, the partition's next batch could be
-// sent, answered and queued first, its Completion would run before b's,
-// and a Flush waiting for b would return when that later call did. It
-// reports whether the partition needs a worker, which the caller asks for
-// with startCompletions once pw.mu is released (lock order: pw.mu, then
-// the completion queue's mu, a leaf).
+// wait for batches that only the sink it blocks can send. The calls of a
+// partition run one at a time, in batch order, on one of the Writer's
+// completion workers (completionWorkers), which takes the partition when
+// its queue stops being empty and runs its calls until the queue is empty
+// again.
 func (pw *partitionWriter) queueCompletionLocked(b *writeBatch) (start bool) {
 	c := pw.completions
 	c.mu.Lock()
