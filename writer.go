@@ -121,8 +121,9 @@ type Writer struct {
 
 	// Completion, when set, is told the outcome of every batch: the
 	// messages of one partition, with their topic, partition, offset and
-	// time filled from the broker's answer (their keys and values are the
-	// caller's own slices), and the error when the batch could not be
+	// time filled from the broker's answer (their keys and values are
+	// copies of the caller's, the program's to keep; Headers is the
+	// caller's own slice), and the error when the batch could not be
 	// written.
 	//
 	// The writer calls it from goroutines of its own, beside the sending,
@@ -161,7 +162,9 @@ type Writer struct {
 	ErrorLogger Logger
 
 	// Transport sends the requests to the cluster. Nil means
-	// DefaultTransport.
+	// DefaultTransport. A Transport of the program's own must be done with
+	// a produce request when RoundTrip returns: the Writer reuses the
+	// memory of its records for later batches.
 	Transport RoundTripper
 
 	// AllowAutoTopicCreation lets the brokers create a missing topic when
@@ -273,17 +276,28 @@ type Writer struct {
 	// wire (every batch header has room for the producer ID and sequence).
 	Idempotent bool
 
-	// mu guards closed and writers. It is never held while waiting for
-	// buffer space or for the network.
-	mu      sync.Mutex
-	closed  bool
-	writers map[topicPartition]*partitionWriter
+	// mu guards closed and the creation of partition writers. It is never
+	// held while waiting for buffer space or for the network.
+	mu     sync.Mutex
+	closed bool
+	// writers maps each topicPartition written to its *partitionWriter.
+	// Lookups take no lock (one per WriteMessages call and partition);
+	// entries are only stored under mu with closed false, and removed by
+	// Close.
+	writers sync.Map
 
-	// inflight counts the WriteMessages calls in progress, the sinks with
-	// work pending and the goroutines running Completion; Close waits for
-	// it to drop to zero. Add is only called with mu held and closed
-	// false, or by someone already counted (see brokerSink.push), so it
-	// never races with the Wait in Close.
+	// calls counts the WriteMessages calls in progress, plus callsClosed
+	// once Close began; Close waits for the count to drop to zero before it
+	// waits for inflight. It is an atomic, not mu, that a call takes on
+	// entering, since every call takes it.
+	calls atomic.Int64
+
+	// inflight counts the sinks with work pending and the goroutines
+	// running Completion; Close waits for it to drop to zero once no
+	// WriteMessages call is left. Add is only called by someone already
+	// counted here or in calls, or under the mutex of a partition with an
+	// open batch, which Close closes before it waits (see
+	// brokerSink.push), so it never races with the Wait in Close.
 	inflight sync.WaitGroup
 
 	once sync.Once
@@ -327,7 +341,15 @@ type writerState struct {
 	// roomAhead is the bytes of room the open batches hold for records to
 	// come, at most roomAheadLimit (writer_batchroom.go).
 	roomAhead atomic.Int64
+	// drained is closed once, when Close began and no WriteMessages call
+	// is left (Writer.calls).
+	drained     chan struct{}
+	drainedOnce sync.Once
 }
+
+func (st *writerState) callsDone() { st.drainedOnce.Do(func() { close(st.drained) }) }
+
+func (st *writerState) callsDrained() <-chan struct{} { return st.drained }
 
 type topicPartition struct {
 	topic     string
@@ -393,50 +415,68 @@ func (w *Writer) state() *writerState {
 			st.bytes = writerbuf.New(w.MaxBufferedBytes)
 		}
 		st.meta.init()
+		st.drained = make(chan struct{})
 		st.workers.stallMin, st.workers.stallMax = completionStall, completionStallMax
 		w.st = st
 	})
 	return w.st
 }
 
+// callsClosed is the bit of Writer.calls that Close sets.
+const callsClosed = 1 << 62
+
 // enter registers a WriteMessages call, unless the writer is closed.
 func (w *Writer) enter() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
+	if w.calls.Add(1)&callsClosed != 0 {
+		w.leave()
 		return false
 	}
-	w.inflight.Add(1)
 	return true
 }
 
-func (w *Writer) leave() { w.inflight.Done() }
+// leave ends a call registered by enter (or refused by it); the last call
+// to leave a closing Writer lets Close go on.
+func (w *Writer) leave() {
+	if w.calls.Add(-1) == callsClosed {
+		w.state().callsDone()
+	}
+}
 
 // partitionWriter returns the writer of key, creating it on first use, or
-// nil once the Writer is closed.
+// nil once the Writer is closed. A writer found may be closed already (Close
+// runs concurrently): its add says so.
 func (w *Writer) partitionWriter(key topicPartition) *partitionWriter {
+	if pw, ok := w.writers.Load(key); ok {
+		return pw.(*partitionWriter)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil
 	}
-	pw := w.writers[key]
-	if pw == nil {
-		if w.writers == nil {
-			w.writers = make(map[topicPartition]*partitionWriter)
-		}
-		pw = newPartitionWriter(w, key)
-		w.writers[key] = pw
+	if pw, ok := w.writers.Load(key); ok {
+		return pw.(*partitionWriter) // created while we waited for mu
 	}
+	pw := newPartitionWriter(w, key)
+	w.writers.Store(key, pw)
 	return pw
+}
+
+// partitionWriters returns the partition writers created so far.
+func (w *Writer) partitionWriters() []*partitionWriter {
+	var writers []*partitionWriter
+	w.writers.Range(func(_, pw any) bool {
+		writers = append(writers, pw.(*partitionWriter))
+		return true
+	})
+	return writers
 }
 
 // queuedBatches is the number of complete batches of key waiting to be
 // sent, which the Sticky balancer weighs its choices by.
 func (w *Writer) queuedBatches(key topicPartition) int {
-	w.mu.Lock()
-	pw := w.writers[key]
-	w.mu.Unlock()
+	v, _ := w.writers.Load(key)
+	pw, _ := v.(*partitionWriter)
 	if pw == nil {
 		return 0
 	}
@@ -457,9 +497,10 @@ func (w *Writer) Close() error {
 
 	w.mu.Lock()
 	w.closed = true
-	writers := w.writers
-	w.writers = nil
+	writers := w.partitionWriters()
+	w.writers.Clear()
 	w.mu.Unlock()
+	pending := w.calls.Or(callsClosed) &^ callsClosed
 
 	// Budgets first, so that no waiter can slip in between the flush of a
 	// partition and the close of its queue.
@@ -468,6 +509,9 @@ func (w *Writer) Close() error {
 	}
 	for _, pw := range writers {
 		pw.close()
+	}
+	if pending != 0 {
+		<-st.callsDrained()
 	}
 	w.inflight.Wait()
 	st.linger.stop()
@@ -498,13 +542,7 @@ func (w *Writer) partialsWanted() bool {
 // (see partitionWriter.sendPartialLocked), when partialsWanted says that
 // only they can give bytes back to a waiting caller.
 func (w *Writer) sendPartials() {
-	w.mu.Lock()
-	writers := make([]*partitionWriter, 0, len(w.writers))
-	for _, pw := range w.writers {
-		writers = append(writers, pw)
-	}
-	w.mu.Unlock()
-	for _, pw := range writers {
+	for _, pw := range w.partitionWriters() {
 		pw.mu.Lock()
 		pw.sendPartialLocked()
 		pw.mu.Unlock()
@@ -529,15 +567,12 @@ func (w *Writer) sendPartials() {
 // everything already.
 func (w *Writer) Flush(ctx context.Context) error {
 	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
 		return io.ErrClosedPipe
 	}
-	writers := make([]*partitionWriter, 0, len(w.writers))
-	for _, pw := range w.writers {
-		writers = append(writers, pw)
-	}
-	w.mu.Unlock()
+	writers := w.partitionWriters()
 
 	// A partition sends its batches, and runs their Completion calls, in
 	// order, so its last closed batch being done means all of its earlier
@@ -625,7 +660,14 @@ func (w *Writer) WriteMessages(ctx context.Context, msgs ...Message) error {
 	case !w.enter():
 		return io.ErrClosedPipe
 	}
+	// In a function of few returns, the deferred call costs nothing (it
+	// is open-coded); writeMessages has too many for that.
 	defer w.leave()
+	return w.writeMessages(ctx, msgs)
+}
+
+// writeMessages is WriteMessages once the call is registered.
+func (w *Writer) writeMessages(ctx context.Context, msgs []Message) error {
 	if err := w.checkIdempotent(); err != nil {
 		return err
 	}

@@ -63,9 +63,7 @@ func TestWriterBatchRoomAfterBurst(t *testing.T) {
 	var sending []*writeBatch
 	eventually(t, "every batch closed", func() bool {
 		sending = sending[:0]
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		for _, pw := range w.writers {
+		for _, pw := range w.partitionWriters() {
 			pw.mu.Lock()
 			if pw.sending != nil {
 				sending = append(sending, pw.sending)

@@ -233,9 +233,7 @@ func TestWriterRetriesEachPartitionOfAResponse(t *testing.T) {
 	// The synchronous call's batches stay open until Flush closes them all
 	// at once, so that they share requests.
 	eventually(t, "every partition holds a batch", func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return len(w.writers) == partitions
+		return len(w.partitionWriters()) == partitions
 	})
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)

@@ -145,6 +145,68 @@ func TestWriterCloseRacesCalls(t *testing.T) {
 	}
 }
 
+// Close racing with asynchronous callers: a call that returned nil had its
+// messages accepted, so each of them reaches Completion exactly once
+// before Close returns (written, as the broker never fails), and no
+// Completion call comes after Close returned.
+func TestWriterCloseRacesAsyncCalls(t *testing.T) {
+	for round := 0; round < 5; round++ {
+		stub := newStubBroker(map[string]int{"t": 3})
+		var mu sync.Mutex
+		completed := map[string]int{}
+		closed := false
+		w := &Writer{
+			Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
+			BatchSize: 3, BatchTimeout: time.Millisecond, RequiredAcks: RequireOne,
+			MaxBufferedBatches: 2,
+			Completion: func(msgs []Message, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if closed {
+					t.Error("Completion called after Close returned")
+				}
+				for _, m := range msgs {
+					if err != nil {
+						t.Errorf("%s failed: %v", m.Value, err)
+					}
+					completed[string(m.Value)]++
+				}
+			},
+		}
+		var wg sync.WaitGroup
+		accepted := make([][]string, 4)
+		for g := range accepted {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					v := fmt.Sprintf("c%d/%05d", g, n)
+					if err := w.WriteMessages(context.Background(), Message{Value: []byte(v)}); err != nil {
+						if !errors.Is(err, io.ErrClosedPipe) {
+							t.Errorf("caller %d: %v", g, err)
+						}
+						return
+					}
+					accepted[g] = append(accepted[g], v)
+				}
+			}(g)
+		}
+		eventually(t, "some calls written", func() bool { return stub.totalRecords() > 100 })
+		require.NoError(t, w.Close())
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		wg.Wait()
+		mu.Lock()
+		for _, vs := range accepted {
+			for _, v := range vs {
+				require.Equal(t, 1, completed[v], "%s accepted, reported %d times", v, completed[v])
+			}
+		}
+		mu.Unlock()
+	}
+}
+
 // Close while many callers are still writing (some with deadlines) to an
 // idempotent Writer whose broker loses answers: Close returns, every
 // caller returns, what was reported written is in the log once and in

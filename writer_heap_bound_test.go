@@ -82,8 +82,7 @@ func writerHeapBound(w *Writer, msgs int64) int64 {
 	held := st.stats.bufferedBytes.Load()
 	batches := st.stats.bufferedBatches.Load()
 	var open, partitions int64
-	w.mu.Lock()
-	for _, pw := range w.writers {
+	for _, pw := range w.partitionWriters() {
 		partitions++
 		pw.mu.Lock()
 		if pw.cur != nil {
@@ -91,7 +90,6 @@ func writerHeapBound(w *Writer, msgs int64) int64 {
 		}
 		pw.mu.Unlock()
 	}
-	w.mu.Unlock()
 	return (held+recordExcess*msgs)*5/4 + open + batches*heapPerBatch + partitions*heapPerPartition + heapConstant
 }
 

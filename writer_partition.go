@@ -537,8 +537,16 @@ func (pw *partitionWriter) finishLocked(b *writeBatch) (sendPartials bool) {
 	st.stats.bufferedBatches.Add(-1)
 	st.returning.Add(-b.bytes)
 	pw.adm.giveBack(b.bytes, b.slot)
-	// The batch may stay referenced; its messages need not.
-	b.recs.Reset()
+	// The batch may stay referenced; its messages need not. Without a
+	// Completion nothing refers to its records any more (a produce request
+	// is encoded before its RoundTrip returns), so their array is reused
+	// by a later batch: allocating each batch's afresh cost zeroing it and
+	// the scavenger returning the pages of the previous ones.
+	if w.Completion == nil {
+		b.recs.Release()
+	} else {
+		b.recs.Reset() // its messages' keys and values may still be kept
+	}
 	b.extras = nil
 	close(b.done)
 	return w.partialsWanted()

@@ -370,9 +370,9 @@ func checkNoGoroutineLeak(t *testing.T, baseline int) {
 
 // partitionWriterOf returns the writer's partition writer for tp, or nil.
 func partitionWriterOf(w *Writer, tp topicPartition) *partitionWriter {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.writers[tp]
+	pw, _ := w.writers.Load(tp)
+	pw2, _ := pw.(*partitionWriter)
+	return pw2
 }
 
 // bufferState reports, for a partition writer, the batches that wait in its

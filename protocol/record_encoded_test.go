@@ -25,7 +25,7 @@ func encodedTestRecords() []Record {
 
 // appendEncoded encodes recs (re-created by encodedTestRecords, since their
 // Bytes are read once) into an EncodedRecords.
-func appendEncoded(t *testing.T) *EncodedRecords {
+func appendEncoded(t testing.TB) *EncodedRecords {
 	t.Helper()
 	var e EncodedRecords
 	for _, r := range encodedTestRecords() {
@@ -225,5 +225,63 @@ func TestEncodedRecordsReaderOutlivesReset(t *testing.T) {
 	}
 	if n != len(encodedTestRecords()) {
 		t.Fatalf("a reader taken before Reset decoded %d records, want %d", n, len(encodedTestRecords()))
+	}
+}
+
+// FuzzRecordKeyValueV2: Each's lean parse never panics on any bytes, and
+// wherever the full record parser accepts a record, it finds the same
+// key, value (null kept apart from empty) and record size.
+func FuzzRecordKeyValueV2(f *testing.F) {
+	e := appendEncoded(f)
+	b := e.b
+	for len(b) > 0 { // each record alone
+		_, _, n := rbKeyValueV2(b)
+		f.Add(b[:n])
+		b = b[n:]
+	}
+	f.Add([]byte{0x02, 0})
+	f.Add([]byte{0x0e, 0, 0, 0, 0x01, 0x02, 'v', 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		key, value, n := rbKeyValueV2(b)
+		rec, wantN, err := rbParseRecordV2(b, false)
+		if err != nil {
+			return
+		}
+		if n != wantN {
+			t.Fatalf("size %d, want %d", n, wantN)
+		}
+		checkBytes(t, 0, "key", key, rec.key)
+		checkBytes(t, 0, "value", value, rec.value)
+		if cap(key) != len(key) || cap(value) != len(value) {
+			t.Fatal("key or value not capped: appending to it would overwrite the record")
+		}
+	})
+}
+
+// TestEncodedRecordsReleaseReuses: records grown after another set's
+// Release hold only their own records, whether or not they got its array.
+func TestEncodedRecordsReleaseReuses(t *testing.T) {
+	value := bytes.Repeat([]byte("x"), 100)
+	for round := 0; round < 20; round++ {
+		var e EncodedRecords
+		e.Grow(20 * 120)
+		for i := 0; i < 20; i++ {
+			e.Append(time.Time{}, []byte(fmt.Sprint("k", round, "-", i)), value, nil)
+		}
+		n := 0
+		if err := e.Each(func(i int, key, v []byte) {
+			n++
+			checkBytes(t, i, "key", key, []byte(fmt.Sprint("k", round, "-", i)))
+			checkBytes(t, i, "value", v, value)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n != 20 {
+			t.Fatalf("round %d: %d records, want 20", round, n)
+		}
+		e.Release()
+		if e.Len() != 0 || e.Size() != 0 || e.Cap() != 0 {
+			t.Fatalf("after Release: len %d size %d cap %d", e.Len(), e.Size(), e.Cap())
+		}
 	}
 }
