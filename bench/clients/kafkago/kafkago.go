@@ -94,6 +94,9 @@ func (Client) Async(cfg loadgen.Config, ack loadgen.Acker) (loadgen.AsyncProduce
 	}
 	w.Async = true
 	w.BatchSize = batchSize
+	if cfg.BatchSize > 0 {
+		w.BatchSize = cfg.BatchSize
+	}
 	w.BatchBytes = batchBytes
 	w.BatchTimeout = batchTimeout
 	balancer := "RoundRobin (default)"
@@ -113,7 +116,7 @@ func (Client) Async(cfg loadgen.Config, ack loadgen.Acker) (loadgen.AsyncProduce
 		balancer = "Hash"
 	}
 	p.settings = fmt.Sprintf("Writer{Async, RequiredAcks 1, BatchSize %d, BatchBytes %d KiB, BatchTimeout %s, balancer %s%s}",
-		batchSize, batchBytes>>10, batchTimeout, balancer, bounds)
+		w.BatchSize, batchBytes>>10, batchTimeout, balancer, bounds)
 	if cfg.Semaphore > 0 {
 		// The alternative to a bound inside the Writer: the application
 		// takes a slot per message and Completion gives it back.

@@ -71,6 +71,10 @@ type Config struct {
 	// encoder (snappy.FasterCompression), the effort franz-go uses;
 	// kafka-go's default is the slower "better" encoder.
 	SnappyFast bool
+	// BatchSize, when positive, replaces the kafka-go adapters' BatchSize
+	// of 1000 messages for the asynchronous Writer; a large one leaves
+	// batches capped by BatchBytes alone, as franz-go's are by bytes.
+	BatchSize int
 	// SnappyUnframed makes kafka-go's snappy codec write each batch as one
 	// bare snappy block (snappy.Unframed), as franz-go does, instead of the
 	// xerial 32 KiB frames of the Java client and v0.4.51.
@@ -164,6 +168,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.Int64Var(&cfg.MaxBufferedBytes, "max-buffered-bytes", 0, "Writer.MaxBufferedBytes (fork only)")
 	fs.BoolVar(&cfg.Sticky, "sticky", false, "kafka-go: the Sticky balancer for unkeyed messages (fork only)")
 	fs.BoolVar(&cfg.SnappyFast, "snappy-fast", false, "kafka-go: snappy.FasterCompression instead of the default encoder")
+	fs.IntVar(&cfg.BatchSize, "batch-size", 0, "kafka-go: Writer.BatchSize of the asynchronous Writer (0: 1000)")
 	fs.BoolVar(&cfg.SnappyUnframed, "snappy-unframed", false, "kafka-go: snappy.Unframed (one bare block per batch) instead of xerial frames")
 	fs.IntVar(&cfg.Semaphore, "semaphore", 0, "kafka-go: unacknowledged messages admitted by an application semaphore")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file (consumers: until the first member has read everything)")
