@@ -82,9 +82,11 @@ func (s *brokerSink) push(pw *partitionWriter) {
 	if !s.active {
 		// The sink holds a count of the Writer's inflight until it has
 		// nothing left, so Close waits for its batches. push is called by
-		// someone who holds a count (a WriteMessages call, Close, a
-		// request goroutine) or under the mutex of a partition with an
-		// open batch, which Close closes before it waits.
+		// someone who holds a count (a request goroutine), by Close
+		// itself, by a WriteMessages call (counted in Writer.calls, which
+		// Close waits out before it waits for inflight), or under the
+		// mutex of a partition with an open batch, which Close closes
+		// before it waits.
 		s.active = true
 		s.w.inflight.Add(1)
 	}
