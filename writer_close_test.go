@@ -370,3 +370,139 @@ func TestWriterSecondCloseWaitsForFirst(t *testing.T) {
 	require.Equal(t, 3, <-second, "records written when the second Close returned")
 	assertInOrder(t, stub.records(tp), 0, 3)
 }
+
+// Close racing everything that can hand a batch to a sink at the same
+// time: callers, Flush in a loop, BatchTimeout expiring, retries after a
+// leader change, and Completion writing follow-up messages. Close returns,
+// nothing panics (an inflight.Add racing Close's Wait would, or the race
+// detector says so), every call that returned nil has each of its messages
+// reported once, without error, before Close returns, and no Completion
+// call comes after.
+func TestWriterCloseRacesFlushRetriesAndCompletionWrites(t *testing.T) {
+	for _, bounded := range []bool{false, true} {
+		t.Run(fmt.Sprint("bounded=", bounded), func(t *testing.T) {
+			for round := 0; round < 4; round++ {
+				closeRacesEverything(t, bounded, round)
+			}
+		})
+	}
+}
+
+func closeRacesEverything(t *testing.T, bounded bool, round int) {
+	stub := newStubBroker(map[string]int{"t": 4})
+	stub.failEvery, stub.failCode = 3, int16(NotLeaderForPartition)
+	var mu sync.Mutex
+	completed := map[string]int{}
+	var accepted []string
+	closed := false
+	w := &Writer{
+		Addr: TCP("stub"), Topic: "t", Transport: stub, Async: true,
+		BatchSize: 4, BatchTimeout: time.Millisecond, RequiredAcks: RequireOne,
+		MaxAttempts: 1000, WriteBackoffMin: time.Microsecond, WriteBackoffMax: time.Millisecond,
+	}
+	if bounded {
+		w.MaxBufferedBatches, w.MaxBufferedBytes = 2, 2048
+	}
+	w.Completion = func(msgs []Message, err error) {
+		var follow []Message
+		mu.Lock()
+		if closed {
+			t.Error("Completion called after Close returned")
+		}
+		for _, m := range msgs {
+			v := string(m.Value)
+			if err != nil {
+				t.Errorf("%s failed: %v", v, err)
+			}
+			completed[v]++
+			if v[0] == 'c' && len(v)%3 == 0 {
+				follow = append(follow, Message{Value: []byte("f/" + v)})
+			}
+		}
+		mu.Unlock()
+		if len(follow) == 0 {
+			return
+		}
+		// Refused in part once Close began: WriteErrors says which were
+		// accepted, and those must still be reported.
+		took := acceptedValues(t, follow, w.WriteMessages(context.Background(), follow...))
+		mu.Lock()
+		accepted = append(accepted, took...)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				v := fmt.Sprintf("c%d/%d", g, n)
+				msgs := []Message{{Value: []byte(v)}, {Value: []byte(v + "b")}}
+				err := w.WriteMessages(context.Background(), msgs...)
+				took := acceptedValues(t, msgs, err)
+				mu.Lock()
+				accepted = append(accepted, took...)
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			if err := w.Flush(context.Background()); err != nil {
+				if !errors.Is(err, io.ErrClosedPipe) {
+					t.Errorf("Flush: %v", err)
+				}
+				return
+			}
+		}
+	}()
+	eventually(t, "some messages written", func() bool { return stub.totalRecords() > 50+20*round })
+	require.NoError(t, w.Close())
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range accepted {
+		require.Equal(t, 1, completed[v], "%s accepted, reported %d times", v, completed[v])
+	}
+	require.Len(t, completed, len(accepted), "messages reported that no call had accepted")
+}
+
+// acceptedValues returns the values of the messages of an asynchronous
+// WriteMessages call that it accepted: all of them when it returned nil,
+// those WriteErrors has no error for when Close refused the rest, none
+// when it refused the call. Any other error fails the test.
+func acceptedValues(t *testing.T, msgs []Message, err error) []string {
+	var werr WriteErrors
+	if err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("WriteMessages: %v", err) // called from other goroutines: no FailNow
+	}
+	if err != nil && !errors.As(err, &werr) {
+		return nil
+	}
+	var vs []string
+	for i, m := range msgs {
+		if werr == nil || werr[i] == nil {
+			vs = append(vs, string(m.Value))
+		}
+	}
+	return vs
+}
+
+// Close on a Writer that was never used, twice, then the calls after it:
+// nothing hangs, and every later call says the Writer is closed.
+func TestWriterCloseUnusedThenCalls(t *testing.T) {
+	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: newStubBroker(map[string]int{"t": 1})}
+	require.NoError(t, w.Close())
+	require.NoError(t, w.Close())
+	require.ErrorIs(t, w.WriteMessages(context.Background(), Message{Value: []byte("x")}), io.ErrClosedPipe)
+	require.ErrorIs(t, w.Flush(context.Background()), io.ErrClosedPipe)
+	require.Nil(t, partitionWriterOf(w, topicPartition{"t", 0}), "a partition writer created after Close")
+}
