@@ -579,13 +579,16 @@ func (w *Writer) sendPartials() {
 // and io.ErrClosedPipe on a closed Writer, whose Close has flushed
 // everything already.
 func (w *Writer) Flush(ctx context.Context) error {
+	// The list is taken in the same hold of mu as the look at closed: a
+	// Close slipping in between would leave it empty, and Flush would
+	// return before the batches it must wait for are acknowledged.
 	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if closed {
+	if w.closed {
+		w.mu.Unlock()
 		return io.ErrClosedPipe
 	}
 	writers := w.partitionWriters()
+	w.mu.Unlock()
 
 	// A partition sends its batches, and runs their Completion calls, in
 	// order, so its last closed batch being done means all of its earlier
