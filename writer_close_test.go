@@ -506,3 +506,81 @@ func TestWriterCloseUnusedThenCalls(t *testing.T) {
 	require.ErrorIs(t, w.Flush(context.Background()), io.ErrClosedPipe)
 	require.Nil(t, partitionWriterOf(w, topicPartition{"t", 0}), "a partition writer created after Close")
 }
+
+// Close racing calls that keep creating partition writers (each call
+// writes to topics not seen before): a partition writer created as Close
+// runs must either be closed by it or refuse the call, so every accepted
+// message is reported before Close returns, and none is left behind after.
+func TestWriterCloseRacesNewPartitions(t *testing.T) {
+	for round := 0; round < 5; round++ {
+		stub := newStubBroker(map[string]int{})
+		stub.autoCreate = 2
+		var mu sync.Mutex
+		completed := map[string]int{}
+		var accepted []string
+		closed := false
+		w := &Writer{
+			Addr: TCP("stub"), Transport: stub, Async: true, AllowAutoTopicCreation: true,
+			BatchTimeout: time.Hour, RequiredAcks: RequireOne,
+			Completion: func(msgs []Message, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if closed {
+					t.Error("Completion called after Close returned")
+				}
+				for _, m := range msgs {
+					if err != nil {
+						t.Errorf("%s: %v", m.Value, err)
+					}
+					completed[string(m.Value)]++
+				}
+			},
+		}
+		var wg sync.WaitGroup
+		var calls sync.WaitGroup
+		calls.Add(4)
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					if n == 3 {
+						calls.Done()
+					}
+					v := fmt.Sprintf("c%d/%d", g, n)
+					msgs := []Message{
+						{Topic: fmt.Sprintf("t%d-%d", g, n), Value: []byte(v)},
+						{Topic: fmt.Sprintf("t%d-%d", g, n), Value: []byte(v + "b")},
+						{Topic: "shared", Value: []byte(v + "s")},
+					}
+					err := w.WriteMessages(context.Background(), msgs...)
+					took := acceptedValues(t, msgs, err)
+					mu.Lock()
+					accepted = append(accepted, took...)
+					mu.Unlock()
+					if err != nil {
+						if n < 3 {
+							calls.Done()
+						}
+						return
+					}
+				}
+			}(g)
+		}
+		calls.Wait()
+		require.NoError(t, w.Close())
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		wg.Wait()
+		left := 0
+		w.writers.Range(func(_, _ any) bool { left++; return true })
+		require.Zero(t, left, "partition writers created after Close")
+		mu.Lock()
+		for _, v := range accepted {
+			require.Equal(t, 1, completed[v], "%s accepted, reported %d times", v, completed[v])
+		}
+		require.Len(t, completed, len(accepted), "messages reported that no call had accepted")
+		mu.Unlock()
+	}
+}
