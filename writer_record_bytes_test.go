@@ -23,7 +23,9 @@ import (
 // sizes that vary batch to batch, so that reused arrays hold stale bytes
 // past their end) through the real Transport to fake brokers that drop
 // connections before and after appending, answer late, and move leaders,
-// with every codec, and check each stored record byte for byte.
+// with every codec, and check each stored record byte for byte (and, with
+// acknowledgements, the order per partition and that nothing reported
+// written is missing).
 
 const (
 	bytesTestParts   = 6
@@ -231,6 +233,13 @@ func writeBytesUnderFaults(t *testing.T, codec Compression, acks RequiredAcks, s
 				continue // a batch sent again after a lost answer
 			}
 			stored[g][n] = true
+			if acks == RequireNone {
+				// Not checked: a batch counts as done once written, so the
+				// partition's next one may go on another connection and be
+				// appended first (a limit of acks=0 across connections, not
+				// of the records' bytes).
+				continue
+			}
 			if n < last[g] {
 				t.Fatalf("partition %d: g%d-%d stored after g%d-%d", p, g, n, g, last[g])
 			}
