@@ -345,6 +345,11 @@ type writerState struct {
 	// is left (Writer.calls).
 	drained     chan struct{}
 	drainedOnce sync.Once
+	// closeDone is closed when the first Close returns. A later Close
+	// waits for it: finding the partitions already taken, it would
+	// otherwise return before the first one handed their open batches to
+	// the sinks, and its inflight.Wait would race that hand-over's Add.
+	closeDone chan struct{}
 }
 
 func (st *writerState) callsDone() { st.drainedOnce.Do(func() { close(st.drained) }) }
@@ -416,6 +421,7 @@ func (w *Writer) state() *writerState {
 		}
 		st.meta.init()
 		st.drained = make(chan struct{})
+		st.closeDone = make(chan struct{})
 		st.workers.stallMin, st.workers.stallMax = completionStall, completionStallMax
 		w.st = st
 	})
@@ -491,11 +497,17 @@ func (w *Writer) queuedBatches(key topicPartition) int {
 // (see NotAcceptedError). The batches being filled are sent without waiting
 // for BatchTimeout, and Close returns once everything accepted has been
 // written or has failed (Completion calls included) and every goroutine of
-// the writer has exited.
+// the writer has exited. Any later or concurrent Close returns when the
+// first one does.
 func (w *Writer) Close() error {
 	st := w.state()
 
 	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		<-st.closeDone
+		return nil
+	}
 	w.closed = true
 	writers := w.partitionWriters()
 	w.writers.Clear()
@@ -519,6 +531,7 @@ func (w *Writer) Close() error {
 	if w.transport != nil {
 		w.transport.CloseIdleConnections()
 	}
+	close(st.closeDone)
 	return nil
 }
 
@@ -566,13 +579,16 @@ func (w *Writer) sendPartials() {
 // and io.ErrClosedPipe on a closed Writer, whose Close has flushed
 // everything already.
 func (w *Writer) Flush(ctx context.Context) error {
+	// The list is taken in the same hold of mu as the look at closed: a
+	// Close slipping in between would leave it empty, and Flush would
+	// return before the batches it must wait for are acknowledged.
 	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if closed {
+	if w.closed {
+		w.mu.Unlock()
 		return io.ErrClosedPipe
 	}
 	writers := w.partitionWriters()
+	w.mu.Unlock()
 
 	// A partition sends its batches, and runs their Completion calls, in
 	// order, so its last closed batch being done means all of its earlier

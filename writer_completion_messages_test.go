@@ -139,3 +139,106 @@ func TestWriterCompletionMessagesOutliveTheCall(t *testing.T) {
 		t.Fatalf("the broker got %d records, want %d", len(recs), 2*n)
 	}
 }
+
+// TestWriterCompletionMessagesOfAwkwardRecords: Completion's keys and
+// values are cut out of the records by a parse that skips what it does not
+// need, so records whose fields need long varints must still give back
+// exactly what was written: keys and values null, empty or hundreds of KB,
+// times before and after the batch's first (negative deltas, years
+// apart), more than 64 records (two-byte offset deltas), and many headers
+// with null values. Each key and value is capped: appending to it cannot
+// reach the next record.
+func TestWriterCompletionMessagesOfAwkwardRecords(t *testing.T) {
+	stub := newStubBroker(map[string]int{"t": 1})
+	var got completionLog
+	w := &Writer{Addr: TCP("stub"), Topic: "t", Transport: stub, BatchSize: 1000, BatchBytes: 16 << 20,
+		BatchTimeout: time.Hour, Async: true, RequiredAcks: RequireOne, Completion: got.record}
+	defer shutdown(w, stub)
+	base := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	blob := func(n, seed int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(seed*131 + i*17)
+		}
+		return b
+	}
+	var in []Message
+	for i := 0; i < 150; i++ {
+		m := Message{}
+		switch i % 6 {
+		case 0: // both null
+		case 1:
+			m.Key, m.Value = []byte{}, []byte{}
+		case 2:
+			m.Key, m.Value = blob(70_000+i, i), nil
+		case 3:
+			m.Key, m.Value = nil, blob(200_000+i, i)
+		default:
+			m.Key, m.Value = blob(i%130, i), blob(i*37%300, i+1)
+		}
+		switch i % 4 {
+		case 1:
+			m.Time = base.Add(-time.Duration(i) * 24 * time.Hour * 30) // before the first
+		case 2:
+			m.Time = base.Add(time.Duration(i) * 24 * time.Hour * 30)
+		case 3:
+			m.Time = base.Add(time.Duration(i) * time.Millisecond)
+		}
+		if i%5 == 0 {
+			for h := 0; h < i%23; h++ {
+				var v []byte
+				if h%2 == 0 {
+					v = blob(h*50, h)
+				}
+				m.Headers = append(m.Headers, Header{Key: fmt.Sprint("h", h), Value: v})
+			}
+		}
+		in = append(in, m)
+	}
+	ctx := testContext(t)
+	if err := w.WriteMessages(ctx, in...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	if len(got.msgs) != len(in) {
+		t.Fatalf("Completion got %d messages, want %d", len(got.msgs), len(in))
+	}
+	for i, m := range got.msgs {
+		want := in[i]
+		if got.errs[i] != nil {
+			t.Fatalf("message %d: %v", i, got.errs[i])
+		}
+		if (m.Key == nil) != (want.Key == nil) || !bytes.Equal(m.Key, want.Key) {
+			t.Fatalf("message %d: key of %d bytes (nil %v), want %d (nil %v)", i, len(m.Key), m.Key == nil, len(want.Key), want.Key == nil)
+		}
+		if (m.Value == nil) != (want.Value == nil) || !bytes.Equal(m.Value, want.Value) {
+			t.Fatalf("message %d: value of %d bytes (nil %v), want %d (nil %v)", i, len(m.Value), m.Value == nil, len(want.Value), want.Value == nil)
+		}
+		if cap(m.Key) != len(m.Key) || cap(m.Value) != len(m.Value) {
+			t.Fatalf("message %d: key or value not capped (%d/%d, %d/%d)", i, len(m.Key), cap(m.Key), len(m.Value), cap(m.Value))
+		}
+		if !m.Time.Equal(want.Time) {
+			t.Fatalf("message %d: time %v, want %v", i, m.Time, want.Time)
+		}
+		if len(m.Headers) != len(want.Headers) {
+			t.Fatalf("message %d: %d headers, want %d", i, len(m.Headers), len(want.Headers))
+		}
+		if m.Offset != int64(i) {
+			t.Fatalf("message %d: offset %d", i, m.Offset)
+		}
+	}
+	// And what went on the wire is the same.
+	recs := stub.records(topicPartition{"t", 0})
+	if len(recs) != len(in) {
+		t.Fatalf("the broker got %d records, want %d", len(recs), len(in))
+	}
+	for i, r := range recs {
+		if r.key != string(in[i].Key) || r.value != string(in[i].Value) {
+			t.Fatalf("record %d on the wire differs from the message written", i)
+		}
+	}
+}

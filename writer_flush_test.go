@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -130,4 +131,46 @@ func TestWriterBatchTimeoutSendsWhileCallerWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertInOrder(t, stub.records(tp), 0, 4)
+}
+
+// A Flush racing Close either says the Writer is closed or returns once
+// what was accepted before it is acknowledged: it must not find the
+// partitions already handed to Close and return at once, with nothing
+// acknowledged yet. The window (between Flush's look at closed and its
+// list of partitions) is narrow: these rounds find it only now and then,
+// at once when a runtime.Gosched widens it.
+func TestWriterFlushRacingCloseWaitsForAcks(t *testing.T) {
+	const parts = 8
+	early := 0
+	for round := 0; round < 1000 && early == 0; round++ {
+		stub := newStubBroker(map[string]int{"t": parts})
+		w := &Writer{
+			Addr: TCP("stub"), Topic: "t", Transport: stub, Balancer: keyedPartition,
+			Async: true, BatchTimeout: time.Hour, RequiredAcks: RequireOne,
+		}
+		var msgs []Message
+		for p := 0; p < parts; p++ {
+			msgs = append(msgs, Message{Key: []byte(fmt.Sprintf("p%d/", p)), Value: []byte(fmt.Sprint(p))})
+		}
+		require.NoError(t, w.WriteMessages(context.Background(), msgs...))
+		flushed := make(chan int, 1)
+		started := make(chan struct{})
+		go func() {
+			close(started)
+			if err := w.Flush(context.Background()); err != nil {
+				if !errors.Is(err, io.ErrClosedPipe) {
+					t.Errorf("Flush: %v", err)
+				}
+				flushed <- -1
+				return
+			}
+			flushed <- stub.totalRecords()
+		}()
+		<-started
+		require.NoError(t, w.Close())
+		if n := <-flushed; n >= 0 && n != parts {
+			t.Errorf("round %d: Flush returned nil with %d of %d accepted messages written", round, n, parts)
+			early++
+		}
+	}
 }
