@@ -15,12 +15,14 @@ import (
 // record sets it had to render to learn their size, the sizes of tagged
 // field values (written before the values), and the first error.
 type encodeState struct {
-	blobs []*[]byte
+	blobs []encBlob
 	sizes []int
 	err   error
 	// w is the write pass's writer, kept here so that it is recycled with
-	// the state instead of being allocated for every frame.
-	w wireWriter
+	// the state instead of being allocated for every frame; app is the size
+	// pass's writer of record sets, for the same reason.
+	w   wireWriter
+	app wireAppender
 }
 
 // writer returns the state's writer, set to append to b.
@@ -49,11 +51,21 @@ func (s *encodeState) fail(err error) {
 
 func (s *encodeState) release() {
 	for _, b := range s.blobs {
-		if b != nil {
-			wirePutBuffer(b)
+		if b.head != nil {
+			wirePutBuffer(b.head)
 		}
 	}
+	clear(s.blobs) // the tails are the caller's records: not ours to keep
 	s.blobs = s.blobs[:0]
+}
+
+// encBlob is a record set rendered by the size pass: head, in a buffer of
+// ours, then tail, bytes the records already held (encoded records sent as
+// they are), which the write pass copies straight into the frame instead of
+// through head. A nil head stands for a null value.
+type encBlob struct {
+	head *[]byte
+	tail []byte
 }
 
 // codec is the compiled wire form of one Go type at one API version. All
@@ -198,9 +210,16 @@ func (c *compiler) build(t reflect.Type, version int16, flexible, nullable, stri
 }
 
 // wireAppender lets io.WriterTo implementations render into a pooled slice.
-type wireAppender struct{ p *[]byte }
+// wireAppender is the writer the size pass gives a RECORDS value's WriteTo:
+// its bytes are appended to p. A RecordSet whose bytes end with encoded
+// records it can send as they are sets tail to those instead of appending
+// them (see encBlob): they reach the frame in one copy instead of two.
+type wireAppender struct {
+	p    *[]byte
+	tail []byte
+}
 
-func (a wireAppender) Write(b []byte) (int, error) {
+func (a *wireAppender) Write(b []byte) (int, error) {
 	*a.p = append(*a.p, b...)
 	return len(b), nil
 }
@@ -248,7 +267,7 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 	c := &codec{minSize: prefix, fixed: -1, hasRecords: true}
 	c.size = func(s *encodeState, v reflect.Value) int {
 		if recordsNull(v) {
-			s.blobs = append(s.blobs, nil)
+			s.blobs = append(s.blobs, encBlob{})
 			return prefix
 		}
 		if !v.CanAddr() {
@@ -259,23 +278,26 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 		wt, ok := v.Addr().Interface().(io.WriterTo)
 		if !ok {
 			s.fail(fmt.Errorf("kafka protocol: %s cannot be encoded (no WriteTo method)", t))
-			s.blobs = append(s.blobs, nil)
+			s.blobs = append(s.blobs, encBlob{})
 			return prefix
 		}
-		blob := wireGetBuffer(0)
-		_, err := wt.WriteTo(wireAppender{blob})
+		blob := encBlob{head: wireGetBuffer(0)}
+		s.app = wireAppender{p: blob.head}
+		_, err := wt.WriteTo(&s.app)
+		blob.tail = s.app.tail
+		s.app = wireAppender{}
 		if err != nil {
-			wirePutBuffer(blob)
+			wirePutBuffer(blob.head)
 			if errors.Is(err, ErrNoRecord) && !isRecordSet {
-				s.blobs = append(s.blobs, nil)
+				s.blobs = append(s.blobs, encBlob{})
 				return prefix
 			}
 			s.fail(err)
-			s.blobs = append(s.blobs, nil)
+			s.blobs = append(s.blobs, encBlob{})
 			return prefix
 		}
 		s.blobs = append(s.blobs, blob)
-		n := len(*blob)
+		n := len(*blob.head) + len(blob.tail)
 		if n > math.MaxInt32-1 {
 			s.fail(errBytesTooLong)
 		}
@@ -288,17 +310,19 @@ func recordsCodec(t reflect.Type, flexible bool) *codec {
 		blob := w.blobs[w.next]
 		w.next++
 		switch {
-		case blob == nil && flexible:
+		case blob.head == nil && flexible:
 			w.uvarint(0)
-		case blob == nil:
+			return
+		case blob.head == nil:
 			w.int32(-1)
+			return
 		case flexible:
-			w.uvarint(uint64(len(*blob)) + 1)
-			w.raw(*blob)
+			w.uvarint(uint64(len(*blob.head)+len(blob.tail)) + 1)
 		default:
-			w.int32(int32(len(*blob)))
-			w.raw(*blob)
+			w.int32(int32(len(*blob.head) + len(blob.tail)))
 		}
+		w.raw(*blob.head)
+		w.raw(blob.tail)
 	}
 	c.decode = func(r *wireReader, v reflect.Value) {
 		var n int

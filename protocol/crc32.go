@@ -9,3 +9,6 @@ import "hash/crc32"
 var rbCastagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 func rbCRC32C(b []byte) uint32 { return crc32.Checksum(b, rbCastagnoli) }
+
+// rbCRC32CUpdate continues crc, a CRC-32C, over b.
+func rbCRC32CUpdate(crc uint32, b []byte) uint32 { return crc32.Update(crc, rbCastagnoli, b) }

@@ -37,8 +37,21 @@ func (e *EncodedRecords) Append(t time.Time, key, value []byte, headers []Header
 		e.first, e.maxTS = ts, ts
 	}
 	e.maxTS = max(e.maxTS, ts)
-	e.b = rbAppendRecordV2Bytes(e.b, ts-e.first, int64(e.n), key, value, headers)
+	delta := ts - e.first
+	size := rbRecordV2Size(delta, int64(e.n), rbSliceLen(key), rbSliceLen(value), headers)
+	if need := rbVarintLen(int64(size)) + size; cap(e.b)-len(e.b) < need {
+		e.grow(need)
+	}
+	e.b = rbAppendRecordV2Bytes(e.b, size, delta, int64(e.n), key, value, headers)
 	e.n++
+}
+
+// grow makes room for at least need more bytes, doubling the array:
+// append's own growth, a quarter at a time for large slices, copied a
+// batch's records three times over on its way to 100 KB.
+func (e *EncodedRecords) grow(need int) {
+	b := bytepool.Get(max(len(e.b)+need, 2*cap(e.b)))
+	e.b = append(b, e.b...)
 }
 
 // Len returns the number of records.

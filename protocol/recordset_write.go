@@ -66,29 +66,32 @@ func (rs *RecordSet) WriteTo(w io.Writer) (int64, error) {
 		}
 		return 0, ErrNoRecord
 	}
-	if a, ok := w.(wireAppender); ok {
+	if a, ok := w.(*wireAppender); ok {
 		// Encoding a request: the batch is built in the request's own
 		// buffer rather than in one of ours and then copied there.
 		out := rbBuf{b: *a.p}
 		start := len(out.b)
-		err := rs.appendTo(&out)
+		err := rs.appendTo(&out, &a.tail)
 		if err != nil {
 			out.b = out.b[:start]
+			a.tail = nil
 		}
 		*a.p = out.b
-		return int64(len(out.b) - start), err
+		return int64(len(out.b) - start + len(a.tail)), err
 	}
 	out := rbGetBuf()
 	defer rbPutBuf(out)
-	if err := rs.appendTo(out); err != nil || len(out.b) == 0 {
+	if err := rs.appendTo(out, nil); err != nil || len(out.b) == 0 {
 		return 0, err
 	}
 	n, err := w.Write(out.b)
 	return int64(n), err
 }
 
-// appendTo appends the encoding of rs to out (see WriteTo).
-func (rs *RecordSet) appendTo(out *rbBuf) error {
+// appendTo appends the encoding of rs to out (see WriteTo). With tail, a
+// v2 batch of uncompressed encoded records leaves them out of out and sets
+// *tail to them instead: the batch is out's bytes followed by *tail's.
+func (rs *RecordSet) appendTo(out *rbBuf, tail *[]byte) error {
 	switch rs.Version {
 	case 0, 1:
 		if _, ok := rs.Records.(ProducerRecords); ok {
@@ -96,7 +99,7 @@ func (rs *RecordSet) appendTo(out *rbBuf) error {
 		}
 		return rbWriteLegacy(out, 1, rs.Attributes, rs.Records)
 	case 2:
-		return rbWriteV2(out, rs.Attributes, rs.Records)
+		return rbWriteV2(out, rs.Attributes, rs.Records, tail)
 	}
 	return Errorf("unsupported record set version %d", rs.Version)
 }
@@ -116,12 +119,15 @@ func (c *rbClock) millis(t time.Time) int64 {
 }
 
 // rbWriteV2 appends one v2 record batch holding every record of records.
-func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
+// With tail, uncompressed encoded records are not appended: *tail is set
+// to them, and the batch is out's new bytes followed by *tail's.
+func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader, tail *[]byte) error {
 	start := len(out.b)
 	out.b = slices.Grow(out.b, rbV2HeaderSize)[:start+rbV2HeaderSize]
 
 	codec := attrs.Compression()
 	var count, first, maxTS int64
+	var after []byte // the batch's bytes after out's (see tail)
 	if e, ok := records.(encodedRecordsReader); ok {
 		// Encoded when they were added: the bytes go as they are.
 		recs := e.encodedRecords()
@@ -129,11 +135,14 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 			return ErrNoRecord
 		}
 		count, first, maxTS = int64(recs.n), recs.first, recs.maxTS
-		if codec != 0 {
+		switch {
+		case codec != 0:
 			if err := rbCompress(codec, out, recs.b); err != nil {
 				return err
 			}
-		} else {
+		case tail != nil:
+			after = recs.b
+		default:
 			out.b = append(out.b, recs.b...)
 		}
 	} else {
@@ -142,7 +151,7 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 			return err
 		}
 	}
-	if len(out.b)-start-rbV2BatchLength-4 > 1<<31-1 {
+	if len(out.b)+len(after)-start-rbV2BatchLength-4 > 1<<31-1 {
 		return Errorf("record batch of %d bytes is too large", len(out.b)-start)
 	}
 
@@ -154,7 +163,7 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 	h := out.b[start:]
 	be := binary.BigEndian
 	be.PutUint64(h[rbV2BaseOffset:], 0)
-	be.PutUint32(h[rbV2BatchLength:], uint32(len(h)-rbV2BatchLength-4))
+	be.PutUint32(h[rbV2BatchLength:], uint32(len(h)+len(after)-rbV2BatchLength-4))
 	be.PutUint32(h[rbV2LeaderEpoch:], 0xffffffff) // -1: unknown
 	h[rbV2Magic] = 2
 	be.PutUint16(h[rbV2Attributes:], uint16(attrs))
@@ -165,7 +174,12 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader) error {
 	be.PutUint16(h[rbV2ProducerEpoch:], uint16(producerEpoch))
 	be.PutUint32(h[rbV2BaseSequence:], uint32(baseSequence))
 	be.PutUint32(h[rbV2RecordCount:], uint32(count))
-	be.PutUint32(h[rbV2CRC:], rbCRC32C(h[rbV2Attributes:]))
+	crc := rbCRC32C(h[rbV2Attributes:])
+	if len(after) > 0 {
+		crc = rbCRC32CUpdate(crc, after)
+		*tail = after
+	}
+	be.PutUint32(h[rbV2CRC:], crc)
 	return nil
 }
 
@@ -233,7 +247,8 @@ func rbBytesLen(b Bytes) int {
 func rbAppendRecordV2(dst []byte, rec *Record, tsDelta, offsetDelta int64) ([]byte, error) {
 	defer rbCloseRecord(rec)
 	keyLen, valueLen := rbBytesLen(rec.Key), rbBytesLen(rec.Value)
-	dst = rbAppendRecordV2Head(dst, tsDelta, offsetDelta, keyLen, valueLen, rec.Headers)
+	size := rbRecordV2Size(tsDelta, offsetDelta, keyLen, valueLen, rec.Headers)
+	dst = rbAppendRecordV2Head(dst, size, tsDelta, offsetDelta, keyLen)
 	dst, err := rbAppendFrom(dst, rec.Key, keyLen)
 	if err != nil {
 		return dst, err
@@ -246,12 +261,11 @@ func rbAppendRecordV2(dst []byte, rec *Record, tsDelta, offsetDelta int64) ([]by
 }
 
 // rbAppendRecordV2Bytes is rbAppendRecordV2 for a key and value held in
-// memory (nil: null).
-func rbAppendRecordV2Bytes(dst []byte, tsDelta, offsetDelta int64, key, value []byte, headers []Header) []byte {
-	keyLen, valueLen := rbSliceLen(key), rbSliceLen(value)
-	dst = rbAppendRecordV2Head(dst, tsDelta, offsetDelta, keyLen, valueLen, headers)
+// memory (nil: null), whose size rbRecordV2Size gave.
+func rbAppendRecordV2Bytes(dst []byte, size int, tsDelta, offsetDelta int64, key, value []byte, headers []Header) []byte {
+	dst = rbAppendRecordV2Head(dst, size, tsDelta, offsetDelta, rbSliceLen(key))
 	dst = append(dst, key...)
-	dst = binary.AppendVarint(dst, int64(valueLen))
+	dst = binary.AppendVarint(dst, int64(rbSliceLen(value)))
 	dst = append(dst, value...)
 	return rbAppendHeaders(dst, headers)
 }
@@ -264,10 +278,9 @@ func rbSliceLen(b []byte) int {
 	return len(b)
 }
 
-// rbAppendRecordV2Head appends a v2 record's length, attributes, deltas and
-// key length, having grown dst for the whole record: what the key, the
-// value's length, the value and the headers then append.
-func rbAppendRecordV2Head(dst []byte, tsDelta, offsetDelta int64, keyLen, valueLen int, headers []Header) []byte {
+// rbRecordV2Size returns the size of a v2 record's body: everything after
+// its length prefix.
+func rbRecordV2Size(tsDelta, offsetDelta int64, keyLen, valueLen int, headers []Header) int {
 	size := 1 + rbVarintLen(tsDelta) + rbVarintLen(offsetDelta) +
 		rbVarintLen(int64(keyLen)) + max(keyLen, 0) +
 		rbVarintLen(int64(valueLen)) + max(valueLen, 0) +
@@ -281,6 +294,14 @@ func rbAppendRecordV2Head(dst []byte, tsDelta, offsetDelta int64, keyLen, valueL
 			size += rbVarintLen(int64(len(h.Value))) + len(h.Value)
 		}
 	}
+	return size
+}
+
+// rbAppendRecordV2Head appends a v2 record's length (size, from
+// rbRecordV2Size), attributes, deltas and key length, having grown dst for
+// the whole record: what the key, the value's length, the value and the
+// headers then append.
+func rbAppendRecordV2Head(dst []byte, size int, tsDelta, offsetDelta int64, keyLen int) []byte {
 	dst = slices.Grow(dst, rbVarintLen(int64(size))+size)
 	dst = binary.AppendVarint(dst, int64(size))
 	dst = append(dst, 0) // record attributes: none defined

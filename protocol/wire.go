@@ -24,7 +24,7 @@ type wireWriter struct {
 	b []byte
 	// blobs are record sets rendered during the size pass, consumed in the
 	// same order by the write pass.
-	blobs []*[]byte
+	blobs []encBlob
 	next  int
 	// sizes are the sizes of tagged field values, from the size pass.
 	sizes    []int
