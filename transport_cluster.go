@@ -522,6 +522,27 @@ func (t *Transport) lease(ctx context.Context, addr net.Addr, req protocol.Broke
 	return l, nil
 }
 
+// keepLease returns a lease for req as lease does, reusing l (nil: none)
+// when req goes to l's broker and l's connection is sound, and otherwise
+// releasing l: for a holder whose requests to a broker must stay on one
+// connection, in the order it writes them.
+func (t *Transport) keepLease(ctx context.Context, addr net.Addr, req protocol.BrokerMessage, l *connLease) (*connLease, error) {
+	if l != nil && l.cl != nil && l.c.broken() == nil {
+		cl := l.cl
+		cl.useTopicsOf(req)
+		start := time.Now()
+		if s, err := cl.getState(ctx, time.Time{}); err == nil {
+			if pool, _, err := cl.leaderPool(ctx, req, s, start); err == nil && pool == l.pool {
+				return l, nil
+			}
+		}
+	}
+	if l != nil {
+		l.release()
+	}
+	return t.lease(ctx, addr, req)
+}
+
 func (cl *cluster) lease(ctx context.Context, req protocol.BrokerMessage) (*connLease, error) {
 	cl.useTopicsOf(req)
 	start := time.Now()

@@ -44,6 +44,12 @@ type brokerSink struct {
 	active   bool // the sink holds a count of w.inflight (work is pending)
 	timer    *time.Timer
 	timerAt  time.Time // when the timer fires; zero when not set
+
+	// pinned is the connection the requests of a Writer with RequireNone
+	// go on while the sink is busy (see pinnedRoundTrip). Only the sink's
+	// one request goroutine uses it; it is handed from one to the next
+	// under mu, and released when the sink goes idle.
+	pinned *connLease
 }
 
 const (
@@ -93,10 +99,22 @@ func (s *brokerSink) push(pw *partitionWriter) {
 	s.startLocked(time.Now())
 }
 
+// maxInflight is how many requests the sink may have out at once: one
+// with RequireNone, whose requests are done once written, so that each
+// goes out after the previous one (and on its connection, see
+// pinnedRoundTrip); otherwise sinkMaxInflight, a partition's order being
+// kept by its having one batch out at a time until the broker answers.
+func (s *brokerSink) maxInflight() int {
+	if s.w.requiredAcks() == RequireNone {
+		return 1
+	}
+	return sinkMaxInflight
+}
+
 // startLocked starts a request goroutine if one may run and a partition is
 // due, and otherwise sets the timer for the next retry.
 func (s *brokerSink) startLocked(now time.Time) {
-	if s.inflight >= sinkMaxInflight {
+	if s.inflight >= s.maxInflight() {
 		return
 	}
 	var next time.Time
@@ -183,6 +201,13 @@ func (s *brokerSink) take(parts []*partitionWriter) []*partitionWriter {
 		s.armLocked(next, now)
 	}
 	if s.inflight == 0 && len(s.ready) == 0 {
+		// Idle: every request is written, so the next may go on any
+		// connection. The connection goes back to the pool rather than
+		// staying out for as long as the Writer lives.
+		if s.pinned != nil {
+			s.pinned.release()
+			s.pinned = nil
+		}
 		s.active = false
 		s.w.inflight.Done()
 	}
@@ -308,6 +333,11 @@ func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration) (
 	w := s.w
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	if w.requiredAcks() == RequireNone {
+		if t, ok := w.transportOrDefault().(*Transport); ok {
+			return nil, s.pinnedRoundTrip(ctx, t, req)
+		}
+	}
 	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
 	if err != nil {
 		return nil, err
@@ -320,6 +350,31 @@ func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration) (
 		return nil, fmt.Errorf("kafka.(*Writer): unexpected response of type %T to a produce request", m)
 	}
 	return r, nil
+}
+
+// pinnedRoundTrip writes req, a request of a Writer with RequireNone, on
+// the connection the sink's previous request went on, as long as req goes
+// to the same broker and the connection is sound. Such a request is done
+// once written: the partition's next batch may follow at once, and a
+// broker works on the requests of different connections side by side, so
+// only one connection keeps them in the order they were written. (With
+// another RoundTripper the requests still go one at a time, in order, but
+// the transport picks their connections.)
+func (s *brokerSink) pinnedRoundTrip(ctx context.Context, t *Transport, req *produceAPI.Request) error {
+	l, err := t.keepLease(ctx, s.w.Addr, req, s.pinned)
+	s.pinned = l
+	if err != nil {
+		return err
+	}
+	if _, err := l.roundTrip(ctx, req); err != nil {
+		if ctx.Err() == nil && !isRequestError(err) {
+			l.invalidate() // the broker may have gone away, as RoundTrip assumes
+		}
+		l.release()
+		s.pinned = nil
+		return err
+	}
+	return nil
 }
 
 // resultIndex finds each partition's answer in a Produce response (nil
