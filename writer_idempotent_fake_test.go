@@ -43,6 +43,13 @@ type idemBroker struct {
 	concurrent map[topicPartition]int
 	overlaps   int
 
+	// faultFreeAfter, when above zero, serves without any fault a request
+	// that carries a batch already sent this many times. A transport
+	// fault fails every batch of its request, whoever it was meant for,
+	// so without this bound how often a batch fails depends on which
+	// partitions the Writer happens to send with it.
+	faultFreeAfter int
+
 	// bench keeps no values: batches are only encoded and their headers
 	// checked, so that a benchmark measures the Writer, not this broker.
 	bench    bool
@@ -178,8 +185,59 @@ func decodeProduced(rs protocol.RecordSet) (*protocol.RecordBatch, []string, err
 }
 
 func (s *idemBroker) produce(r *produceAPI.Request) (Response, error) {
+	if s.bench {
+		return s.serve(r, false)
+	}
+	quiet, err := s.carriesRetry(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.serve(r, quiet)
+}
+
+// carriesRetry says whether r carries a batch sent faultFreeAfter times
+// already (never when faultFreeAfter is zero).
+func (s *idemBroker) carriesRetry(r *produceAPI.Request) (bool, error) {
+	if s.faultFreeAfter <= 0 {
+		return false, nil
+	}
+	type batchKey struct {
+		tp    topicPartition
+		pid   int64
+		epoch int16
+		seq   int32
+	}
+	var keys []batchKey
+	for _, t := range r.Topics {
+		for _, p := range t.Partitions {
+			batch, _, err := decodeProduced(p.RecordSet)
+			if err != nil {
+				return false, err
+			}
+			keys = append(keys, batchKey{topicPartition{t.Topic, p.Partition}, batch.ProducerID, batch.ProducerEpoch, batch.BaseSequence})
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range keys {
+		n := 0
+		for _, prev := range s.sent[k.tp] {
+			if prev.producerID == k.pid && prev.producerEpoch == k.epoch && prev.baseSequence == k.seq {
+				n++
+			}
+		}
+		if n >= s.faultFreeAfter {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// serve answers r, with the faults s.fault gives its partitions unless
+// quiet.
+func (s *idemBroker) serve(r *produceAPI.Request, quiet bool) (Response, error) {
 	if len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 {
-		return producePerPartition(r, s.produce)
+		return producePerPartition(r, func(one *produceAPI.Request) (Response, error) { return s.serve(one, quiet) })
 	}
 	topic := r.Topics[0].Topic
 	part := r.Topics[0].Partitions[0]
@@ -202,7 +260,7 @@ func (s *idemBroker) produce(r *produceAPI.Request) (Response, error) {
 	}
 	defer func() { s.concurrent[tp]-- }()
 	var f idemFault
-	if s.fault != nil {
+	if s.fault != nil && !quiet {
 		f = s.fault(s.calls, tp, sb)
 	}
 	if f.refuse {

@@ -431,9 +431,15 @@ func TestNextSequenceWraps(t *testing.T) {
 // errors. Every message is in the log once, in order per partition,
 // Completion reports every one as written, and the Writer never has two
 // requests in flight for one partition.
+//
+// The Writer sends the batches of several partitions in one request, and
+// a lost request fails them all: the faults are therefore bounded per
+// batch (faultFreeAfter), not only per partition call, so that no
+// grouping of partitions into requests can use up a batch's MaxAttempts.
 func TestIdempotentWriterComposesWithBoundsAndFaults(t *testing.T) {
 	const parts, writers, perWriter = 3, 4, 150
 	b := newIdemBroker(map[string]int{"t": parts})
+	b.faultFreeAfter = 2
 	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
 		switch call % 7 {
 		case 1:
@@ -509,6 +515,21 @@ func TestIdempotentWriterComposesWithBoundsAndFaults(t *testing.T) {
 	b.mu.Lock()
 	require.Zero(t, b.overlaps, "one request in flight per partition")
 	b.mu.Unlock()
+	// A batch is sent again only until the broker has it: never more
+	// than once after the faults stop.
+	resent := 0
+	for p := 0; p < parts; p++ {
+		sends := map[seqOf]int{}
+		for _, sb := range b.sentTo(topicPartition{"t", int32(p)}) {
+			k := seqOf{sb.producerEpoch, sb.baseSequence, len(sb.values)}
+			sends[k]++
+			if sends[k] == 2 {
+				resent++
+			}
+			require.LessOrEqual(t, sends[k], b.faultFreeAfter+1, "sends of partition %d batch %v", p, k)
+		}
+	}
+	require.NotZero(t, resent, "the faults made the Writer retry")
 }
 
 // A Writer that gives up a batch (MaxAttempts) with an unknown outcome goes
