@@ -334,6 +334,9 @@ type writerState struct {
 	// leader), created on first use; sinksMu is a leaf lock.
 	sinksMu sync.Mutex
 	sinks   map[int32]*brokerSink
+	// noAck are the connections of the requests with RequireNone, one
+	// per broker (writer_acks_none_lanes.go).
+	noAck noAckLanes
 	// returning is the bytes of the batches closed and not yet given back
 	// (queued, being sent, or waiting for their Completion): bytes that
 	// come back without anyone's help. See partialsWanted.

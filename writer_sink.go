@@ -45,11 +45,10 @@ type brokerSink struct {
 	timer    *time.Timer
 	timerAt  time.Time // when the timer fires; zero when not set
 
-	// pinned is the connection the requests of a Writer with RequireNone
-	// go on while the sink is busy (see pinnedRoundTrip). Only the sink's
-	// one request goroutine uses it; it is handed from one to the next
-	// under mu, and released when the sink goes idle.
-	pinned *connLease
+	// lane is the connection its requests go on with RequireNone and a
+	// *Transport (writer_acks_none_lanes.go). Only the sink's one request
+	// goroutine uses it; it leaves the lane before it ends (see take).
+	lane *noAckLane
 }
 
 const (
@@ -102,7 +101,7 @@ func (s *brokerSink) push(pw *partitionWriter) {
 // maxInflight is how many requests the sink may have out at once: one
 // with RequireNone, whose requests are done once written, so that each
 // goes out after the previous one (and on its connection, see
-// pinnedRoundTrip); otherwise sinkMaxInflight, a partition's order being
+// noAckLanes); otherwise sinkMaxInflight, a partition's order being
 // kept by its having one batch out at a time until the broker answers.
 func (s *brokerSink) maxInflight() int {
 	if s.w.requiredAcks() == RequireNone {
@@ -157,7 +156,12 @@ func (s *brokerSink) wake() {
 func (s *brokerSink) run() {
 	var parts []*partitionWriter
 	for {
-		parts = s.take(parts[:0])
+		var lane *noAckLane
+		parts, lane = s.take(parts[:0])
+		if lane != nil {
+			s.w.state().noAck.detach(lane, s.w.writeTimeout())
+			continue
+		}
 		if len(parts) == 0 {
 			return
 		}
@@ -168,8 +172,10 @@ func (s *brokerSink) run() {
 
 // take moves the partitions due now out of the ready list, in order, up to
 // a request's worth, and appends them to parts. When none is due, the
-// calling goroutine ends (and the sink goes idle when nothing is left).
-func (s *brokerSink) take(parts []*partitionWriter) []*partitionWriter {
+// calling goroutine ends (and the sink goes idle when nothing is left),
+// after leaving its lane: take then returns the lane to leave, the
+// goroutine staying counted meanwhile (so Close waits for it).
+func (s *brokerSink) take(parts []*partitionWriter) ([]*partitionWriter, *noAckLane) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -194,24 +200,21 @@ func (s *brokerSink) take(parts []*partitionWriter) []*partitionWriter {
 	clear(s.ready[kept:])
 	s.ready = s.ready[:kept]
 	if len(parts) > 0 {
-		return parts
+		return parts, nil
+	}
+	if l := s.lane; l != nil {
+		s.lane = nil
+		return parts, l
 	}
 	s.inflight--
 	if !next.IsZero() {
 		s.armLocked(next, now)
 	}
 	if s.inflight == 0 && len(s.ready) == 0 {
-		// Idle: every request is written, so the next may go on any
-		// connection. The connection goes back to the pool rather than
-		// staying out for as long as the Writer lives.
-		if s.pinned != nil {
-			s.pinned.release()
-			s.pinned = nil
-		}
 		s.active = false
 		s.w.inflight.Done()
 	}
-	return parts
+	return parts, nil
 }
 
 // send makes one attempt of the batches of parts in one Produce request and
@@ -278,7 +281,7 @@ func (s *brokerSink) send(parts []*partitionWriter) {
 	var res *produceAPI.Response
 	var reqErr error
 	if sent > 0 {
-		res, reqErr = s.roundTrip(req, timeout)
+		res, reqErr = s.roundTrip(req, timeout, parts, errs)
 	}
 
 	index := newResultIndex(res)
@@ -327,15 +330,22 @@ func appendTopic(topics []string, topic string) []string {
 	return append(topics, topic)
 }
 
-// roundTrip sends req; with RequireNone the broker does not answer, and the
-// response is nil.
-func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration) (*produceAPI.Response, error) {
+// roundTrip sends req, which carries the batches of the partitions of
+// parts without an error in errs; with RequireNone the broker does not
+// answer, and the response is nil.
+func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration, parts []*partitionWriter, errs []error) (*produceAPI.Response, error) {
 	w := s.w
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if w.requiredAcks() == RequireNone {
 		if t, ok := w.transportOrDefault().(*Transport); ok {
-			return nil, s.pinnedRoundTrip(ctx, t, req)
+			in := make([]*partitionWriter, 0, len(parts))
+			for i, pw := range parts {
+				if errs[i] == nil {
+					in = append(in, pw)
+				}
+			}
+			return nil, s.laneRoundTrip(ctx, t, req, in)
 		}
 	}
 	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
@@ -350,31 +360,6 @@ func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration) (
 		return nil, fmt.Errorf("kafka.(*Writer): unexpected response of type %T to a produce request", m)
 	}
 	return r, nil
-}
-
-// pinnedRoundTrip writes req, a request of a Writer with RequireNone, on
-// the connection the sink's previous request went on, as long as req goes
-// to the same broker and the connection is sound. Such a request is done
-// once written: the partition's next batch may follow at once, and a
-// broker works on the requests of different connections side by side, so
-// only one connection keeps them in the order they were written. (With
-// another RoundTripper the requests still go one at a time, in order, but
-// the transport picks their connections.)
-func (s *brokerSink) pinnedRoundTrip(ctx context.Context, t *Transport, req *produceAPI.Request) error {
-	l, err := t.keepLease(ctx, s.w.Addr, req, s.pinned)
-	s.pinned = l
-	if err != nil {
-		return err
-	}
-	if _, err := l.roundTrip(ctx, req); err != nil {
-		if ctx.Err() == nil && !isRequestError(err) {
-			l.invalidate() // the broker may have gone away, as RoundTrip assumes
-		}
-		l.release()
-		s.pinned = nil
-		return err
-	}
-	return nil
 }
 
 // resultIndex finds each partition's answer in a Produce response (nil
