@@ -77,6 +77,7 @@ func (ls *noAckLanes) detach(l *noAckLane, timeout time.Duration) {
 	l.turn <- struct{}{}
 	defer func() { <-l.turn }()
 	l.settleLocked(ctx, l.written)
+	l.dropLease() // settled already: nothing written since the last barrier
 	ls.mu.Lock()
 	if l.users == 0 && ls.byPool[l.pool] == l {
 		delete(ls.byPool, l.pool)
