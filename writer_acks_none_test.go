@@ -2,11 +2,13 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +124,11 @@ type appendLog struct {
 	prefix      string
 	maxDelay    time.Duration
 	leadersOnly bool
+	// dropEvery, when set, makes every dropEvery-th request close its
+	// connection instead (that request and those behind it are lost, as
+	// acks=0 allows).
+	dropEvery int64
+	reqs      atomic.Int64
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -147,6 +154,10 @@ func (a *appendLog) handle(r *fakebroker.Request) {
 	d := time.Duration(a.rng.Int63n(int64(a.maxDelay) + 1))
 	a.rngMu.Unlock()
 	time.Sleep(d)
+	if n := a.reqs.Add(1); a.dropEvery > 0 && n%a.dropEvery == 0 {
+		r.CloseConn()
+		return
+	}
 	if req.Acks != 0 {
 		// Another Writer's traffic: answered, not logged.
 		res := &produceAPI.Response{}
@@ -347,4 +358,63 @@ func TestWriterRequireNoneKeepsOrderWhileLeadersMove(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.checkOrder(-1)
+}
+
+// Brokers drop connections now and then while a Writer with RequireNone
+// writes, from concurrent callers, some of them waiting for each call and
+// some not: what is appended of a partition is in order (what was on a
+// dropped connection is lost, as acks=0 allows).
+func TestWriterRequireNoneKeepsOrderWhenConnectionsDrop(t *testing.T) {
+	const parts, callers, each = 6, 4, 400
+	fc := fakebroker.New(t, 3)
+	for p := int32(0); p < parts; p++ {
+		fc.SetLeader(p, 1+p%3)
+	}
+	a := newAppendLog(t, fc, "", 200*time.Microsecond)
+	a.dropEvery = 29
+	tr := tpNewTransport(t)
+	newWriter := func(async bool) *Writer {
+		return &Writer{
+			Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, Async: async,
+			BatchSize: 2, BatchTimeout: time.Millisecond, WriteBackoffMin: time.Millisecond, WriteBackoffMax: 5 * time.Millisecond,
+			// The caller's number picks the partition: each caller's
+			// messages are in order, and a partition's come from one
+			// caller.
+			Balancer: BalancerFunc(func(m Message, partitions ...int) int {
+				n, _ := strconv.Atoi(string(m.Value))
+				return (n / each) % len(partitions)
+			}),
+		}
+	}
+	sw, aw := newWriter(false), newWriter(true)
+	var wg sync.WaitGroup
+	for c := 0; c < callers; c++ {
+		w := sw
+		if c%2 == 1 {
+			w = aw
+		}
+		wg.Add(1)
+		go func(c int, w *Writer) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if err := w.WriteMessages(context.Background(), Message{Value: []byte(strconv.Itoa(c*each + i))}); err != nil {
+					var we WriteErrors
+					if !errors.As(err, &we) {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}(c, w)
+	}
+	wg.Wait()
+	for _, w := range []*Writer{sw, aw} {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.checkOrder(-1)
+	if a.count() == 0 {
+		t.Fatal("nothing appended")
+	}
 }
