@@ -303,3 +303,67 @@ func TestWriterRequireNoneRequestErrorReported(t *testing.T) {
 		t.Fatalf("%d connections still leased after Close", n)
 	}
 }
+
+// An idle Writer with RequireNone gives its connection back without being
+// closed, after the linger and its barrier; one writing one message at a
+// time keeps a single connection meanwhile (each call does not pay the
+// barrier's round trip), and the barrier does come: an ApiVersions
+// request on that connection after the last Produce.
+func TestWriterRequireNoneIdleGivesConnectionBack(t *testing.T) {
+	fc := fakebroker.New(t, 1)
+	fc.SetLeader(0, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {})
+	tr := tpNewTransport(t)
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, BatchSize: 1}
+	defer w.Close()
+	for n := 0; n < 50; n++ {
+		if err := w.WriteMessages(context.Background(), Message{Value: []byte(strconv.Itoa(n))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpWaitFor(t, "the idle Writer to give its connection back", func() bool {
+		return leasedConns(tr) == 0 && noAckLaneCount(w) == 0
+	})
+	conns := map[int]bool{}
+	lastProduce, barrier := -1, -1
+	for i, s := range fc.Requests(protocol.Produce) {
+		conns[s.Conn] = true
+		lastProduce = i
+	}
+	if len(conns) != 1 || lastProduce != 49 {
+		t.Fatalf("50 produce requests on %d connections (last at %d), want one connection", len(conns), lastProduce)
+	}
+	fc.Mu.Lock()
+	for _, s := range fc.Seen {
+		if s.Key == protocol.ApiVersions && conns[s.Conn] {
+			barrier++
+		}
+	}
+	fc.Mu.Unlock()
+	if barrier < 1 { // one when the connection opened, one barrier
+		t.Fatalf("no barrier on the produce connection")
+	}
+}
+
+// BenchmarkWriterRequireNoneSync: one-message synchronous writes with
+// RequireNone, through the Transport to a fake broker on loopback.
+func BenchmarkWriterRequireNoneSync(b *testing.B) {
+	fc := fakebroker.New(b, 1)
+	fc.SetLeader(0, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {})
+	tr := &Transport{MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, BatchSize: 1}
+	defer w.Close()
+	msg := Message{Value: []byte("x")}
+	if err := w.WriteMessages(context.Background(), msg); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := w.WriteMessages(context.Background(), msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -49,7 +49,19 @@ type brokerSink struct {
 	// *Transport (writer_acks_none_lanes.go). Only the sink's one request
 	// goroutine uses it; it leaves the lane before it ends (see take).
 	lane *noAckLane
+	// lingerTimer ends a lane kept after the sink went idle (see take);
+	// detaching is set while endLinger gives the lane up, during which the
+	// sink keeps its count of w.inflight.
+	lingerTimer *time.Timer
+	detaching   bool
 }
+
+// noAckLinger is how long an idle sink keeps its acks=0 lane before the
+// barrier that gives it up: a request soon after goes on the same
+// connection at once, instead of waiting for the barrier's round trip
+// (which a synchronous caller writing one message at a time would pay
+// for every message).
+const noAckLinger = 100 * time.Millisecond
 
 const (
 	// sinkMaxInflight bounds the Produce requests (and so the connections)
@@ -203,18 +215,71 @@ func (s *brokerSink) take(parts []*partitionWriter) ([]*partitionWriter, *noAckL
 		return parts, nil
 	}
 	if l := s.lane; l != nil {
-		s.lane = nil
-		return parts, l
+		if s.w.calls.Load()&callsClosed != 0 {
+			s.lane = nil
+			return parts, l
+		}
+		// The lane lingers, and the sink keeps its count of w.inflight
+		// until endLinger (or Close, through cutLinger) gives it up.
+		s.inflight--
+		if !next.IsZero() {
+			s.armLocked(next, now)
+		}
+		if s.lingerTimer == nil {
+			s.lingerTimer = time.AfterFunc(noAckLinger, s.endLinger)
+		} else {
+			s.lingerTimer.Reset(noAckLinger)
+		}
+		return parts, nil
 	}
 	s.inflight--
 	if !next.IsZero() {
 		s.armLocked(next, now)
 	}
-	if s.inflight == 0 && len(s.ready) == 0 {
+	if s.inflight == 0 && len(s.ready) == 0 && !s.detaching {
 		s.active = false
 		s.w.inflight.Done()
 	}
 	return parts, nil
+}
+
+// endLinger gives up the lane an idle sink kept (see take), unless a
+// request goroutine took it over meanwhile; the sink then goes idle if
+// nothing came in while the barrier ran. Spurious calls do nothing.
+func (s *brokerSink) endLinger() {
+	s.mu.Lock()
+	if s.inflight > 0 || s.lane == nil || s.detaching {
+		s.mu.Unlock()
+		return
+	}
+	l := s.lane
+	s.lane = nil
+	s.detaching = true
+	s.mu.Unlock()
+
+	s.w.state().noAck.detach(l, s.w.writeTimeout())
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.detaching = false
+	if s.active && s.inflight == 0 && len(s.ready) == 0 && s.lane == nil {
+		s.active = false
+		s.w.inflight.Done()
+	}
+}
+
+// cutLinger ends a lingering lane now, for Close, which then waits for
+// the sink's count of w.inflight.
+func (s *brokerSink) cutLinger() {
+	s.mu.Lock()
+	lingering := s.lingerTimer != nil && s.inflight == 0 && s.lane != nil
+	if lingering {
+		s.lingerTimer.Stop()
+	}
+	s.mu.Unlock()
+	if lingering {
+		s.endLinger()
+	}
 }
 
 // send makes one attempt of the batches of parts in one Produce request and
