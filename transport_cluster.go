@@ -522,28 +522,26 @@ func (t *Transport) lease(ctx context.Context, addr net.Addr, req protocol.Broke
 	return l, nil
 }
 
-// keepLease returns a lease for req as lease does, reusing l (nil: none)
-// when req goes to l's broker and l's connection is sound, and otherwise
-// releasing l: for a holder whose requests to a broker must stay on one
-// connection, in the order it writes them.
-func (t *Transport) keepLease(ctx context.Context, addr net.Addr, req protocol.BrokerMessage, l *connLease) (*connLease, error) {
-	if l != nil && l.cl != nil && l.c.broken() == nil {
-		cl := l.cl
-		cl.useTopicsOf(req)
-		start := time.Now()
-		if s, err := cl.getState(ctx, time.Time{}); err == nil {
-			if pool, _, err := cl.leaderPool(ctx, req, s, start); err == nil && pool == l.pool {
-				return l, nil
-			}
-		}
+// route returns the cluster of addr, entered (the caller leaves it), and
+// the pool of the broker req goes to (the seed pool when any broker will
+// do): for a holder that keeps its own connection to each broker it writes
+// to (the Writer's acks=0 lanes, writer_acks_none_lanes.go).
+func (t *Transport) route(ctx context.Context, addr net.Addr, req protocol.BrokerMessage) (*cluster, *connPool, error) {
+	if err := t.context().Err(); err != nil {
+		return nil, nil, err
 	}
-	if l != nil {
-		l.release()
+	cl := t.grabCluster(addr)
+	pool, err := cl.route(ctx, req)
+	if err != nil {
+		cl.leave()
+		return nil, nil, err
 	}
-	return t.lease(ctx, addr, req)
+	return cl, pool, nil
 }
 
-func (cl *cluster) lease(ctx context.Context, req protocol.BrokerMessage) (*connLease, error) {
+// route returns the pool of the broker req must go to (the leader of its
+// partitions; the seed pool when any broker will do).
+func (cl *cluster) route(ctx context.Context, req protocol.BrokerMessage) (*connPool, error) {
 	cl.useTopicsOf(req)
 	start := time.Now()
 	s, err := cl.getState(ctx, time.Time{})
@@ -557,6 +555,20 @@ func (cl *cluster) lease(ctx context.Context, req protocol.BrokerMessage) (*conn
 	if pool == nil {
 		pool = cl.seed
 	}
+	return pool, nil
+}
+
+func (cl *cluster) lease(ctx context.Context, req protocol.BrokerMessage) (*connLease, error) {
+	pool, err := cl.route(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return cl.leaseFrom(ctx, pool)
+}
+
+// leaseFrom checks out a connection of pool, one of cl's; one that cannot
+// be had invalidates the metadata, as a failed round trip does.
+func (cl *cluster) leaseFrom(ctx context.Context, pool *connPool) (*connLease, error) {
 	l, err := pool.lease(ctx)
 	if err != nil {
 		if ctx.Err() == nil && !isRequestError(err) {

@@ -334,6 +334,9 @@ type writerState struct {
 	// leader), created on first use; sinksMu is a leaf lock.
 	sinksMu sync.Mutex
 	sinks   map[int32]*brokerSink
+	// noAck are the connections of the requests with RequireNone, one
+	// per broker (writer_acks_none_lanes.go).
+	noAck noAckLanes
 	// returning is the bytes of the batches closed and not yet given back
 	// (queued, being sent, or waiting for their Completion): bytes that
 	// come back without anyone's help. See partialsWanted.
@@ -524,6 +527,17 @@ func (w *Writer) Close() error {
 	}
 	if pending != 0 {
 		<-st.callsDrained()
+	}
+	// Idle sinks keeping an acks=0 lane give it up now rather than when
+	// their linger ends (no sink starts one once callsClosed is set).
+	st.sinksMu.Lock()
+	sinks := make([]*brokerSink, 0, len(st.sinks))
+	for _, s := range st.sinks {
+		sinks = append(sinks, s)
+	}
+	st.sinksMu.Unlock()
+	for _, s := range sinks {
+		s.cutLinger()
 	}
 	w.inflight.Wait()
 	st.linger.stop()

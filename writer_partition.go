@@ -93,6 +93,12 @@ type partitionWriter struct {
 	// retryAt is when the batch in sending may be sent again after a
 	// failed attempt; written before the partition is handed to a sink.
 	retryAt time.Time
+
+	// noAckLane is the lane its last batch was written on with
+	// RequireNone, noAckSeq that request's number on it; used only by the
+	// sink holding the partition (writer_acks_none_lanes.go).
+	noAckLane *noAckLane
+	noAckSeq  uint64
 }
 
 // flushWaiter is a Flush call waiting for batch number seq to be

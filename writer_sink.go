@@ -45,12 +45,23 @@ type brokerSink struct {
 	timer    *time.Timer
 	timerAt  time.Time // when the timer fires; zero when not set
 
-	// pinned is the connection the requests of a Writer with RequireNone
-	// go on while the sink is busy (see pinnedRoundTrip). Only the sink's
-	// one request goroutine uses it; it is handed from one to the next
-	// under mu, and released when the sink goes idle.
-	pinned *connLease
+	// lane is the connection its requests go on with RequireNone and a
+	// *Transport (writer_acks_none_lanes.go). Only the sink's one request
+	// goroutine uses it; it leaves the lane before it ends (see take).
+	lane *noAckLane
+	// lingerTimer ends a lane kept after the sink went idle (see take);
+	// detaching is set while endLinger gives the lane up, during which the
+	// sink keeps its count of w.inflight.
+	lingerTimer *time.Timer
+	detaching   bool
 }
+
+// noAckLinger is how long an idle sink keeps its acks=0 lane before the
+// barrier that gives it up: a request soon after goes on the same
+// connection at once, instead of waiting for the barrier's round trip
+// (which a synchronous caller writing one message at a time would pay
+// for every message).
+const noAckLinger = 100 * time.Millisecond
 
 const (
 	// sinkMaxInflight bounds the Produce requests (and so the connections)
@@ -102,7 +113,7 @@ func (s *brokerSink) push(pw *partitionWriter) {
 // maxInflight is how many requests the sink may have out at once: one
 // with RequireNone, whose requests are done once written, so that each
 // goes out after the previous one (and on its connection, see
-// pinnedRoundTrip); otherwise sinkMaxInflight, a partition's order being
+// noAckLanes); otherwise sinkMaxInflight, a partition's order being
 // kept by its having one batch out at a time until the broker answers.
 func (s *brokerSink) maxInflight() int {
 	if s.w.requiredAcks() == RequireNone {
@@ -157,7 +168,12 @@ func (s *brokerSink) wake() {
 func (s *brokerSink) run() {
 	var parts []*partitionWriter
 	for {
-		parts = s.take(parts[:0])
+		var lane *noAckLane
+		parts, lane = s.take(parts[:0])
+		if lane != nil {
+			s.w.state().noAck.detach(lane, s.w.writeTimeout())
+			continue
+		}
 		if len(parts) == 0 {
 			return
 		}
@@ -168,8 +184,10 @@ func (s *brokerSink) run() {
 
 // take moves the partitions due now out of the ready list, in order, up to
 // a request's worth, and appends them to parts. When none is due, the
-// calling goroutine ends (and the sink goes idle when nothing is left).
-func (s *brokerSink) take(parts []*partitionWriter) []*partitionWriter {
+// calling goroutine ends (and the sink goes idle when nothing is left),
+// after leaving its lane: take then returns the lane to leave, the
+// goroutine staying counted meanwhile (so Close waits for it).
+func (s *brokerSink) take(parts []*partitionWriter) ([]*partitionWriter, *noAckLane) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -194,24 +212,74 @@ func (s *brokerSink) take(parts []*partitionWriter) []*partitionWriter {
 	clear(s.ready[kept:])
 	s.ready = s.ready[:kept]
 	if len(parts) > 0 {
-		return parts
+		return parts, nil
+	}
+	if l := s.lane; l != nil {
+		if s.w.calls.Load()&callsClosed != 0 {
+			s.lane = nil
+			return parts, l
+		}
+		// The lane lingers, and the sink keeps its count of w.inflight
+		// until endLinger (or Close, through cutLinger) gives it up.
+		s.inflight--
+		if !next.IsZero() {
+			s.armLocked(next, now)
+		}
+		if s.lingerTimer == nil {
+			s.lingerTimer = time.AfterFunc(noAckLinger, s.endLinger)
+		} else {
+			s.lingerTimer.Reset(noAckLinger)
+		}
+		return parts, nil
 	}
 	s.inflight--
 	if !next.IsZero() {
 		s.armLocked(next, now)
 	}
-	if s.inflight == 0 && len(s.ready) == 0 {
-		// Idle: every request is written, so the next may go on any
-		// connection. The connection goes back to the pool rather than
-		// staying out for as long as the Writer lives.
-		if s.pinned != nil {
-			s.pinned.release()
-			s.pinned = nil
-		}
+	if s.inflight == 0 && len(s.ready) == 0 && !s.detaching {
 		s.active = false
 		s.w.inflight.Done()
 	}
-	return parts
+	return parts, nil
+}
+
+// endLinger gives up the lane an idle sink kept (see take), unless a
+// request goroutine took it over meanwhile; the sink then goes idle if
+// nothing came in while the barrier ran. Spurious calls do nothing.
+func (s *brokerSink) endLinger() {
+	s.mu.Lock()
+	if s.inflight > 0 || s.lane == nil || s.detaching {
+		s.mu.Unlock()
+		return
+	}
+	l := s.lane
+	s.lane = nil
+	s.detaching = true
+	s.mu.Unlock()
+
+	s.w.state().noAck.detach(l, s.w.writeTimeout())
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.detaching = false
+	if s.active && s.inflight == 0 && len(s.ready) == 0 && s.lane == nil {
+		s.active = false
+		s.w.inflight.Done()
+	}
+}
+
+// cutLinger ends a lingering lane now, for Close, which then waits for
+// the sink's count of w.inflight.
+func (s *brokerSink) cutLinger() {
+	s.mu.Lock()
+	lingering := s.lingerTimer != nil && s.inflight == 0 && s.lane != nil
+	if lingering {
+		s.lingerTimer.Stop()
+	}
+	s.mu.Unlock()
+	if lingering {
+		s.endLinger()
+	}
 }
 
 // send makes one attempt of the batches of parts in one Produce request and
@@ -278,7 +346,7 @@ func (s *brokerSink) send(parts []*partitionWriter) {
 	var res *produceAPI.Response
 	var reqErr error
 	if sent > 0 {
-		res, reqErr = s.roundTrip(req, timeout)
+		res, reqErr = s.roundTrip(req, timeout, parts, errs)
 	}
 
 	index := newResultIndex(res)
@@ -327,15 +395,22 @@ func appendTopic(topics []string, topic string) []string {
 	return append(topics, topic)
 }
 
-// roundTrip sends req; with RequireNone the broker does not answer, and the
-// response is nil.
-func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration) (*produceAPI.Response, error) {
+// roundTrip sends req, which carries the batches of the partitions of
+// parts without an error in errs; with RequireNone the broker does not
+// answer, and the response is nil.
+func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration, parts []*partitionWriter, errs []error) (*produceAPI.Response, error) {
 	w := s.w
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if w.requiredAcks() == RequireNone {
 		if t, ok := w.transportOrDefault().(*Transport); ok {
-			return nil, s.pinnedRoundTrip(ctx, t, req)
+			in := make([]*partitionWriter, 0, len(parts))
+			for i, pw := range parts {
+				if errs[i] == nil {
+					in = append(in, pw)
+				}
+			}
+			return nil, s.laneRoundTrip(ctx, t, req, in)
 		}
 	}
 	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
@@ -350,31 +425,6 @@ func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration) (
 		return nil, fmt.Errorf("kafka.(*Writer): unexpected response of type %T to a produce request", m)
 	}
 	return r, nil
-}
-
-// pinnedRoundTrip writes req, a request of a Writer with RequireNone, on
-// the connection the sink's previous request went on, as long as req goes
-// to the same broker and the connection is sound. Such a request is done
-// once written: the partition's next batch may follow at once, and a
-// broker works on the requests of different connections side by side, so
-// only one connection keeps them in the order they were written. (With
-// another RoundTripper the requests still go one at a time, in order, but
-// the transport picks their connections.)
-func (s *brokerSink) pinnedRoundTrip(ctx context.Context, t *Transport, req *produceAPI.Request) error {
-	l, err := t.keepLease(ctx, s.w.Addr, req, s.pinned)
-	s.pinned = l
-	if err != nil {
-		return err
-	}
-	if _, err := l.roundTrip(ctx, req); err != nil {
-		if ctx.Err() == nil && !isRequestError(err) {
-			l.invalidate() // the broker may have gone away, as RoundTrip assumes
-		}
-		l.release()
-		s.pinned = nil
-		return err
-	}
-	return nil
 }
 
 // resultIndex finds each partition's answer in a Produce response (nil

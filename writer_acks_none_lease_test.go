@@ -1,0 +1,369 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go/internal/fakebroker"
+	"github.com/segmentio/kafka-go/protocol"
+	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
+)
+
+// leasedConns counts the connections of tr's pools that are checked out.
+func leasedConns(tr *Transport) int {
+	tr.mutex.Lock()
+	clusters := make([]*cluster, 0, len(tr.clusters))
+	for _, cl := range tr.clusters {
+		clusters = append(clusters, cl)
+	}
+	tr.mutex.Unlock()
+	n := 0
+	for _, cl := range clusters {
+		cl.mu.Lock()
+		pools := []*connPool{cl.seed}
+		for _, p := range cl.brokers {
+			pools = append(pools, p)
+		}
+		cl.mu.Unlock()
+		for _, p := range pools {
+			p.mu.Lock()
+			for _, c := range p.conns {
+				if c.own && c.inflight > 0 {
+					n++
+				}
+			}
+			p.mu.Unlock()
+		}
+	}
+	return n
+}
+
+// noAckLaneCount is how many lanes w holds.
+func noAckLaneCount(w *Writer) int {
+	ls := &w.state().noAck
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.byPool)
+}
+
+// After Close, a Writer with RequireNone holds no connection: the ones its
+// sinks wrote on go back to the pool, and CloseIdleConnections closes them
+// all; its goroutines are gone. Close comes while callers write, some of
+// them flushing, and while the brokers drop connections now and then.
+func TestWriterRequireNoneCloseReleasesConnections(t *testing.T) {
+	fc := fakebroker.New(t, 2)
+	for p := int32(0); p < 4; p++ {
+		fc.SetLeader(p, 1+p%2)
+	}
+	var reqs atomic.Int64
+	fc.SetHandler(func(r *fakebroker.Request) {
+		if req, ok := r.Msg.(*produceAPI.Request); !ok || req.Acks != 0 {
+			t.Errorf("unexpected request %T", r.Msg)
+		}
+		if reqs.Add(1)%37 == 0 {
+			r.CloseConn()
+		}
+	})
+	before := runtime.NumGoroutine()
+	tr := &Transport{MetadataTTL: time.Hour, ClientID: "test"}
+
+	w := &Writer{
+		Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone,
+		BatchSize: 2, BatchTimeout: time.Millisecond, WriteBackoffMin: time.Millisecond, WriteBackoffMax: 5 * time.Millisecond,
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				var err error
+				if g == 0 && n%10 == 0 {
+					err = w.Flush(context.Background())
+				} else {
+					err = w.WriteMessages(context.Background(), Message{Value: []byte(strconv.Itoa(n))})
+				}
+				if errors.Is(err, io.ErrClosedPipe) {
+					return
+				}
+				var we WriteErrors
+				if err != nil && !errors.As(err, &we) {
+					t.Errorf("writer %d: %v", g, err)
+					return
+				}
+			}
+		}(g)
+	}
+	tpWaitFor(t, "requests", func() bool { return reqs.Load() > 200 })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if n := leasedConns(tr); n != 0 {
+		t.Fatalf("%d connections still leased after Close", n)
+	}
+	if n := noAckLaneCount(w); n != 0 {
+		t.Fatalf("%d lanes left after Close", n)
+	}
+	tr.CloseIdleConnections()
+	for _, b := range fc.Brokers {
+		tpWaitFor(t, "the connections to close", func() bool { return b.NumClosed() == b.NumConns() })
+	}
+	tpWaitFor(t, "the goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
+}
+
+// A broker that goes down while a Writer with RequireNone writes to it:
+// the batches fail after their attempts, Close returns, and no connection
+// stays leased (none to the broker that is down, nor to the other).
+func TestWriterRequireNoneBrokerDownAtClose(t *testing.T) {
+	fc := fakebroker.New(t, 2)
+	fc.SetLeader(0, 1)
+	fc.SetLeader(1, 2)
+	var reqs atomic.Int64
+	fc.SetHandler(func(r *fakebroker.Request) { reqs.Add(1) })
+	tr := tpNewTransport(t)
+	var failed atomic.Int64
+	w := &Writer{
+		Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, Async: true,
+		BatchSize: 1, BatchTimeout: time.Millisecond, MaxAttempts: 3, MaxBufferedBatches: 4,
+		WriteBackoffMin: time.Millisecond, WriteBackoffMax: 2 * time.Millisecond,
+		Completion: func(_ []Message, err error) {
+			if err != nil {
+				failed.Add(1)
+			}
+		},
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := w.WriteMessages(context.Background(), Message{Value: []byte(strconv.Itoa(n))}); err != nil {
+				if !errors.Is(err, io.ErrClosedPipe) {
+					t.Error(err)
+				}
+				return
+			}
+		}
+	}()
+	tpWaitFor(t, "requests", func() bool { return reqs.Load() > 100 })
+	fc.Brokers[1].Stop()
+	tpWaitFor(t, "a batch to fail", func() bool { return failed.Load() > 0 })
+	close(stop)
+	<-done
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := leasedConns(tr); n != 0 {
+		t.Fatalf("%d connections still leased after Close", n)
+	}
+}
+
+// Writers sharing a Transport do not wait for each other's connections:
+// while the broker does not read the connection a Writer with RequireNone
+// writes on, other Writers (acks=0 and acks=1) still get their messages
+// through.
+func TestWriterRequireNoneDoesNotHoldOthersUp(t *testing.T) {
+	fc := fakebroker.New(t, 1)
+	stuck := make(chan struct{})
+	var stuckConn atomic.Int64
+	fc.SetHandler(func(r *fakebroker.Request) {
+		req := r.Msg.(*produceAPI.Request)
+		v := firstValue(t, req)
+		if v == "stuck" {
+			stuckConn.Store(int64(r.Conn.Num))
+			<-stuck // the broker stops reading this connection
+		}
+		if req.Acks != 0 {
+			tpProduceReply(r, 0)
+		}
+	})
+	tr := tpNewTransport(t)
+	a := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, Async: true, BatchSize: 1}
+	defer func() {
+		close(stuck)
+		a.Close()
+	}()
+	if err := a.WriteMessages(context.Background(), Message{Value: []byte("stuck")}, Message{Value: []byte("behind")}); err != nil {
+		t.Fatal(err)
+	}
+	tpWaitFor(t, "the stuck request", func() bool { return stuckConn.Load() != 0 })
+
+	for _, acks := range []RequiredAcks{RequireNone, RequireOne} {
+		b := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: acks, BatchSize: 1}
+		if err := b.WriteMessages(testContext(t), Message{Value: []byte("other")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func firstValue(t *testing.T, req *produceAPI.Request) string {
+	if len(req.Topics) == 0 || len(req.Topics[0].Partitions) == 0 {
+		t.Error("empty produce request")
+		return ""
+	}
+	p := req.Topics[0].Partitions[0]
+	rec, err := p.RecordSet.Records.ReadRecord()
+	if err != nil {
+		t.Errorf("partition %d: %v", p.Partition, err)
+		return ""
+	}
+	v, _ := protocol.ReadAll(rec.Value)
+	return string(v)
+}
+
+// With RequireNone and a RoundTripper that is not a *Transport, the
+// requests go through it, with Acks 0, and every message gets there.
+func TestWriterRequireNoneCustomRoundTripper(t *testing.T) {
+	fc := fakebroker.New(t, 2)
+	fc.SetLeader(1, 2)
+	var got atomic.Int64
+	fc.SetHandler(func(r *fakebroker.Request) {
+		req := r.Msg.(*produceAPI.Request)
+		if req.Acks != 0 {
+			t.Errorf("request with acks=%d", req.Acks)
+		}
+		for _, tp := range req.Topics {
+			for _, p := range tp.Partitions {
+				for {
+					if _, err := p.RecordSet.Records.ReadRecord(); err != nil {
+						break
+					}
+					got.Add(1)
+				}
+			}
+		}
+	})
+	tr := tpNewTransport(t)
+	var calls atomic.Int64
+	rt := acksNoneRoundTripper(func(ctx context.Context, addr net.Addr, req Request) (Response, error) {
+		calls.Add(1)
+		return tr.RoundTrip(ctx, addr, req)
+	})
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: rt, RequiredAcks: RequireNone, BatchSize: 5}
+	const total = 200
+	for n := 0; n < total; n += 10 {
+		msgs := make([]Message, 10)
+		for i := range msgs {
+			msgs[i].Value = []byte(strconv.Itoa(n + i))
+		}
+		if err := w.WriteMessages(testContext(t), msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tpWaitFor(t, "every message", func() bool { return got.Load() == total })
+	if calls.Load() == 0 {
+		t.Fatal("the RoundTripper was not used")
+	}
+}
+
+type acksNoneRoundTripper func(ctx context.Context, addr net.Addr, req Request) (Response, error)
+
+func (f acksNoneRoundTripper) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Response, error) {
+	return f(ctx, addr, req)
+}
+
+// A produce request that cannot be encoded for the broker (no version in
+// common) is reported to the caller with RequireNone, not retried forever,
+// and leaves no connection leased.
+func TestWriterRequireNoneRequestErrorReported(t *testing.T) {
+	fc := fakebroker.New(t, 1)
+	fc.Brokers[0].SetApiKey(protocol.Produce, 100, 200)
+	fc.SetHandler(func(r *fakebroker.Request) { t.Errorf("unexpected request %T", r.Msg) })
+	tr := tpNewTransport(t)
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, WriteBackoffMin: time.Millisecond, WriteBackoffMax: time.Millisecond}
+	err := w.WriteMessages(testContext(t), Message{Value: []byte("x")})
+	var we WriteErrors
+	if !errors.As(err, &we) || len(we) != 1 || !errors.Is(we[0], protocol.ErrNoVersionOverlap) {
+		t.Fatalf("got %v, want an error with %v", err, protocol.ErrNoVersionOverlap)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := leasedConns(tr); n != 0 {
+		t.Fatalf("%d connections still leased after Close", n)
+	}
+}
+
+// An idle Writer with RequireNone gives its connection back without being
+// closed, after the linger and its barrier; one writing one message at a
+// time keeps a single connection meanwhile (each call does not pay the
+// barrier's round trip), and the barrier does come: an ApiVersions
+// request on that connection after the last Produce.
+func TestWriterRequireNoneIdleGivesConnectionBack(t *testing.T) {
+	fc := fakebroker.New(t, 1)
+	fc.SetLeader(0, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {})
+	tr := tpNewTransport(t)
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, BatchSize: 1}
+	defer w.Close()
+	for n := 0; n < 50; n++ {
+		if err := w.WriteMessages(context.Background(), Message{Value: []byte(strconv.Itoa(n))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpWaitFor(t, "the idle Writer to give its connection back", func() bool {
+		return leasedConns(tr) == 0 && noAckLaneCount(w) == 0
+	})
+	conns := map[int]bool{}
+	lastProduce, barrier := -1, -1
+	for i, s := range fc.Requests(protocol.Produce) {
+		conns[s.Conn] = true
+		lastProduce = i
+	}
+	if len(conns) != 1 || lastProduce != 49 {
+		t.Fatalf("50 produce requests on %d connections (last at %d), want one connection", len(conns), lastProduce)
+	}
+	fc.Mu.Lock()
+	for _, s := range fc.Seen {
+		if s.Key == protocol.ApiVersions && conns[s.Conn] {
+			barrier++
+		}
+	}
+	fc.Mu.Unlock()
+	if barrier < 1 { // one when the connection opened, one barrier
+		t.Fatalf("no barrier on the produce connection")
+	}
+}
+
+// BenchmarkWriterRequireNoneSync: one-message synchronous writes with
+// RequireNone, through the Transport to a fake broker on loopback.
+func BenchmarkWriterRequireNoneSync(b *testing.B) {
+	fc := fakebroker.New(b, 1)
+	fc.SetLeader(0, 1)
+	fc.SetHandler(func(r *fakebroker.Request) {})
+	tr := &Transport{MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, BatchSize: 1}
+	defer w.Close()
+	msg := Message{Value: []byte("x")}
+	if err := w.WriteMessages(context.Background(), msg); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := w.WriteMessages(context.Background(), msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
