@@ -367,3 +367,35 @@ func BenchmarkWriterRequireNoneSync(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriterRequireNoneAsync: asynchronous writes with RequireNone
+// to three partitions of one broker, through the Transport to a fake
+// broker on loopback: the lane's one request at a time per broker.
+func BenchmarkWriterRequireNoneAsync(b *testing.B) {
+	fc := fakebroker.New(b, 1)
+	for p := int32(0); p < 3; p++ {
+		fc.SetLeader(p, 1)
+	}
+	fc.SetHandler(func(r *fakebroker.Request) {})
+	tr := &Transport{MetadataTTL: time.Hour}
+	defer tr.CloseIdleConnections()
+	w := &Writer{
+		Addr: fc.Addr(), Topic: "t", Transport: tr, Async: true, RequiredAcks: RequireNone,
+		BatchSize: 100, BatchTimeout: time.Millisecond, MaxBufferedBatches: 4,
+	}
+	msg := Message{Value: make([]byte, 100)}
+	if err := w.WriteMessages(context.Background(), msg); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := w.WriteMessages(context.Background(), msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
