@@ -209,7 +209,6 @@ func (c *compiler) build(t reflect.Type, version int16, flexible, nullable, stri
 	return nil, fmt.Errorf("kafka protocol: type %s has no wire representation", t)
 }
 
-// wireAppender lets io.WriterTo implementations render into a pooled slice.
 // wireAppender is the writer the size pass gives a RECORDS value's WriteTo:
 // its bytes are appended to p. A RecordSet whose bytes end with encoded
 // records it can send as they are sets tail to those instead of appending

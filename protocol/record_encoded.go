@@ -3,7 +3,6 @@ package protocol
 import (
 	"encoding/binary"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/segmentio/kafka-go/internal/bytepool"
@@ -46,9 +45,10 @@ func (e *EncodedRecords) Append(t time.Time, key, value []byte, headers []Header
 	e.n++
 }
 
-// grow makes room for at least need more bytes, doubling the array:
-// append's own growth, a quarter at a time for large slices, copied a
-// batch's records three times over on its way to 100 KB.
+// grow moves the records to a pooled array with room for at least need
+// more bytes, and at least double the current one: append's own growth,
+// a quarter at a time for large slices, copied a batch's records three
+// times over on its way to 100 KB.
 func (e *EncodedRecords) grow(need int) {
 	b := bytepool.Get(max(len(e.b)+need, 2*cap(e.b)))
 	e.b = append(b, e.b...)
@@ -67,11 +67,9 @@ func (e *EncodedRecords) Cap() int { return cap(e.b) }
 // An empty e takes an array recycled by Release when one of the size is
 // free.
 func (e *EncodedRecords) Grow(n int) {
-	if cap(e.b) == 0 {
-		e.b = bytepool.Get(n)
-		return
+	if cap(e.b)-len(e.b) < n {
+		e.grow(n)
 	}
-	e.b = slices.Grow(e.b, n)
 }
 
 // Fit copies the records into an allocation of their size if the current

@@ -152,7 +152,7 @@ func rbWriteV2(out *rbBuf, attrs Attributes, records RecordReader, tail *[]byte)
 		}
 	}
 	if len(out.b)+len(after)-start-rbV2BatchLength-4 > 1<<31-1 {
-		return Errorf("record batch of %d bytes is too large", len(out.b)-start)
+		return Errorf("record batch of %d bytes is too large", len(out.b)+len(after)-start)
 	}
 
 	producerID, producerEpoch, baseSequence := int64(-1), int16(-1), int32(-1)
