@@ -305,10 +305,11 @@ func TestWriterRequireNoneRequestErrorReported(t *testing.T) {
 }
 
 // An idle Writer with RequireNone gives its connection back without being
-// closed, after the linger and its barrier; one writing one message at a
-// time keeps a single connection meanwhile (each call does not pay the
-// barrier's round trip), and the barrier does come: an ApiVersions
-// request on that connection after the last Produce.
+// closed, after the linger and its barrier: one writing one message at a
+// time sends all its Produce requests on one connection, and that
+// connection also carries an ApiVersions request beyond the one it opened
+// with. (What the linger saves per call, BenchmarkWriterRequireNoneSync
+// shows.)
 func TestWriterRequireNoneIdleGivesConnectionBack(t *testing.T) {
 	fc := fakebroker.New(t, 1)
 	fc.SetLeader(0, 1)
@@ -398,4 +399,84 @@ func BenchmarkWriterRequireNoneAsync(b *testing.B) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// sinksHoldLane says whether a sink of w holds an acks=0 lane.
+func sinksHoldLane(w *Writer) bool {
+	st := w.state()
+	st.sinksMu.Lock()
+	defer st.sinksMu.Unlock()
+	for _, s := range st.sinks {
+		s.mu.Lock()
+		held := s.lane != nil
+		s.mu.Unlock()
+		if held {
+			return true
+		}
+	}
+	return false
+}
+
+// A lane is given up only once the broker has worked through what was
+// written on it. The broker holds the requests of the lane's connection
+// (behind a gate) while the Writer's linger ends and other holders take
+// the idle connections of the pool, the lane's among them were it given
+// up already; the next message then goes out on another connection, and
+// must not be appended before the gated ones.
+func TestWriterRequireNoneLaneBarrier(t *testing.T) {
+	fc := fakebroker.New(t, 1)
+	fc.SetLeader(0, 1)
+	gate := make(chan struct{})
+	var gated atomic.Value // the client address of the first Produce's connection
+	a := newAppendLog(t, fc, "m", 0)
+	fc.SetHandler(func(r *fakebroker.Request) {
+		addr := r.Conn.NC.RemoteAddr().String()
+		if r.Msg.ApiKey() == protocol.Produce {
+			gated.CompareAndSwap(nil, addr)
+		}
+		if gated.Load() == addr {
+			<-gate // the barrier too waits here, behind the Produce requests
+		}
+		if r.Msg.ApiKey() == protocol.Produce {
+			a.handle(r)
+		}
+	})
+	tr := tpNewTransport(t)
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, BatchSize: 1}
+	defer w.Close()
+	for n := 0; n < 10; n++ {
+		if err := w.WriteMessages(context.Background(), Message{Value: []byte("m" + strconv.Itoa(n))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The linger ends: the sink lets go of the lane, whose barrier waits
+	// behind the gated requests.
+	tpWaitFor(t, "the sink to let go of its lane", func() bool { return !sinksHoldLane(w) })
+	// Other holders take the broker's idle connections, until they hold
+	// the lane's (never, while its barrier waits) or a few new ones.
+	req := &produceAPI.Request{Topics: []produceAPI.RequestTopic{{Topic: "t", Partitions: []produceAPI.RequestPartition{{Partition: 0}}}}}
+	for i := 0; i < 5; i++ {
+		other, err := tr.lease(context.Background(), fc.Addr(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.release()
+		if other.c.nc.LocalAddr().String() == gated.Load() {
+			break
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.WriteMessages(context.Background(), Message{Value: []byte("m10")}) }()
+	select {
+	case err := <-done: // written on another connection: it must not be appended first
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(200 * time.Millisecond): // waiting for the barrier, as it should
+	}
+	close(gate)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a.checkOrder(11)
 }

@@ -46,8 +46,9 @@ type brokerSink struct {
 	timerAt  time.Time // when the timer fires; zero when not set
 
 	// lane is the connection its requests go on with RequireNone and a
-	// *Transport (writer_acks_none_lanes.go). Only the sink's one request
-	// goroutine uses it; it leaves the lane before it ends (see take).
+	// *Transport (writer_acks_none_lanes.go). The sink's one request
+	// goroutine uses it; once the sink is idle it lingers (see take) until
+	// endLinger, or cutLinger at Close, leaves it.
 	lane *noAckLane
 	// lingerTimer ends a lane kept after the sink went idle (see take);
 	// detaching is set while endLinger gives the lane up, during which the
@@ -184,9 +185,10 @@ func (s *brokerSink) run() {
 
 // take moves the partitions due now out of the ready list, in order, up to
 // a request's worth, and appends them to parts. When none is due, the
-// calling goroutine ends (and the sink goes idle when nothing is left),
-// after leaving its lane: take then returns the lane to leave, the
-// goroutine staying counted meanwhile (so Close waits for it).
+// calling goroutine ends, and the sink goes idle when nothing is left;
+// a lane it holds lingers, the sink keeping its count of w.inflight until
+// endLinger or cutLinger leaves it, except once Close has begun: take
+// then returns the lane for the goroutine to leave before it ends.
 func (s *brokerSink) take(parts []*partitionWriter) ([]*partitionWriter, *noAckLane) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -214,27 +216,21 @@ func (s *brokerSink) take(parts []*partitionWriter) ([]*partitionWriter, *noAckL
 	if len(parts) > 0 {
 		return parts, nil
 	}
-	if l := s.lane; l != nil {
-		if s.w.calls.Load()&callsClosed != 0 {
-			s.lane = nil
-			return parts, l
-		}
-		// The lane lingers, and the sink keeps its count of w.inflight
-		// until endLinger (or Close, through cutLinger) gives it up.
-		s.inflight--
-		if !next.IsZero() {
-			s.armLocked(next, now)
-		}
+	if l := s.lane; l != nil && s.w.calls.Load()&callsClosed != 0 {
+		s.lane = nil
+		return parts, l
+	}
+	s.inflight--
+	if !next.IsZero() {
+		s.armLocked(next, now)
+	}
+	if s.lane != nil {
 		if s.lingerTimer == nil {
 			s.lingerTimer = time.AfterFunc(noAckLinger, s.endLinger)
 		} else {
 			s.lingerTimer.Reset(noAckLinger)
 		}
 		return parts, nil
-	}
-	s.inflight--
-	if !next.IsZero() {
-		s.armLocked(next, now)
 	}
 	if s.inflight == 0 && len(s.ready) == 0 && !s.detaching {
 		s.active = false
