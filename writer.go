@@ -528,17 +528,7 @@ func (w *Writer) Close() error {
 	if pending != 0 {
 		<-st.callsDrained()
 	}
-	// Idle sinks keeping an acks=0 lane give it up now rather than when
-	// their linger ends (no sink starts one once callsClosed is set).
-	st.sinksMu.Lock()
-	sinks := make([]*brokerSink, 0, len(st.sinks))
-	for _, s := range st.sinks {
-		sinks = append(sinks, s)
-	}
-	st.sinksMu.Unlock()
-	for _, s := range sinks {
-		s.cutLinger()
-	}
+	w.cutLingers()
 	w.inflight.Wait()
 	st.linger.stop()
 

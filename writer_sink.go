@@ -264,6 +264,22 @@ func (s *brokerSink) endLinger() {
 	}
 }
 
+// cutLingers makes the idle sinks that keep an acks=0 lane give it up now
+// rather than when their linger ends, for Close (no sink starts a linger
+// once callsClosed is set).
+func (w *Writer) cutLingers() {
+	st := w.state()
+	st.sinksMu.Lock()
+	sinks := make([]*brokerSink, 0, len(st.sinks))
+	for _, s := range st.sinks {
+		sinks = append(sinks, s)
+	}
+	st.sinksMu.Unlock()
+	for _, s := range sinks {
+		s.cutLinger()
+	}
+}
+
 // cutLinger ends a lingering lane now, for Close, which then waits for
 // the sink's count of w.inflight.
 func (s *brokerSink) cutLinger() {
