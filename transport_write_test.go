@@ -34,9 +34,32 @@ func bigProduceRequest(value []byte) *produce.Request {
 	}
 }
 
+// bigEncodedProduceRequest is bigProduceRequest with the record encoded as
+// the Writer encodes its batches, which the encoder copies into the frame
+// from where they are rather than through a batch buffer of its own.
+func bigEncodedProduceRequest(value []byte) *produce.Request {
+	var e protocol.EncodedRecords
+	e.Append(time.Time{}, nil, value, nil)
+	req := bigProduceRequest(nil)
+	req.Topics[0].Partitions[0].RecordSet = protocol.RecordSet{Version: 2, Records: e.Reader()}
+	return req
+}
+
+// bigRequests are the two ways a large request's records are written.
+var bigRequests = []struct {
+	name string
+	make func([]byte) *produce.Request
+}{{"records", bigProduceRequest}, {"encoded", bigEncodedProduceRequest}}
+
 // A request larger than the socket buffers is written whole, byte for byte,
 // when the broker reads it.
 func TestBrokerConnWritesRequestsLargerThanTheSocket(t *testing.T) {
+	for _, br := range bigRequests {
+		t.Run(br.name, func(t *testing.T) { testBrokerConnWritesRequestsLargerThanTheSocket(t, br.make) })
+	}
+}
+
+func testBrokerConnWritesRequestsLargerThanTheSocket(t *testing.T, bigProduceRequest func([]byte) *produce.Request) {
 	value := make([]byte, 16<<20)
 	_, err := rand.Read(value)
 	require.NoError(t, err)
@@ -69,6 +92,12 @@ func TestBrokerConnWritesRequestsLargerThanTheSocket(t *testing.T) {
 // A write the broker stops reading is still ended by the request's context,
 // and the connection, which may hold part of a frame, is not used again.
 func TestBrokerConnBlockedWriteEndsWithContext(t *testing.T) {
+	for _, br := range bigRequests {
+		t.Run(br.name, func(t *testing.T) { testBrokerConnBlockedWriteEndsWithContext(t, br.make) })
+	}
+}
+
+func testBrokerConnBlockedWriteEndsWithContext(t *testing.T, bigProduceRequest func([]byte) *produce.Request) {
 	fc := fakebroker.New(t, 1)
 	release := make(chan struct{})
 	defer close(release)
@@ -160,6 +189,12 @@ func TestBrokerConnEndedContextWritesNothing(t *testing.T) {
 // no other request's bytes may come in between (the broker would read a
 // corrupt frame). Every request arrives whole and answers its own caller.
 func TestBrokerConnConcurrentPartialWritesDoNotInterleave(t *testing.T) {
+	for _, br := range bigRequests {
+		t.Run(br.name, func(t *testing.T) { testBrokerConnConcurrentPartialWritesDoNotInterleave(t, br.make) })
+	}
+}
+
+func testBrokerConnConcurrentPartialWritesDoNotInterleave(t *testing.T, bigProduceRequest func([]byte) *produce.Request) {
 	fc := fakebroker.New(t, 1)
 	fc.SetHandler(func(r *fakebroker.Request) {
 		p := r.Msg.(*produce.Request).Topics[0].Partitions[0]
