@@ -312,12 +312,72 @@ func sameHeaders(a, b []Header) bool {
 
 // KcatMember is a kcat process consuming as a member of a consumer group
 // (librdkafka's balanced consumer, range assignor first like kafka-go).
-type KcatMember struct {
+type KcatMember struct{ member }
+
+// member is a consumer group member run as a process that prints the
+// records it reads on stdout and logs on stderr.
+type member struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
 	recs   []Record
 	stderr lockedBuffer
 	done   chan struct{}
+}
+
+// start runs m.cmd (named what in errors), collecting the records that
+// decode reads from its stdout until it fails; Stop is called at the end of
+// the test.
+func (m *member) start(t testing.TB, what string, decode func(*json.Decoder) (Record, error)) {
+	t.Helper()
+	m.done = make(chan struct{})
+	stdout, err := m.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cmd.Stderr = &m.stderr
+	if err := m.cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	go func() {
+		defer close(m.done)
+		dec := json.NewDecoder(stdout)
+		for {
+			r, err := decode(dec)
+			if err != nil {
+				return
+			}
+			m.mu.Lock()
+			m.recs = append(m.recs, r)
+			m.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { m.Stop() })
+}
+
+// Records returns what the member has read so far.
+func (m *member) Records() []Record {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Record(nil), m.recs...)
+}
+
+// Log returns the member's stderr so far.
+func (m *member) Log() string { return m.stderr.String() }
+
+// Stop interrupts the member (SIGINT: it leaves the group) and waits for
+// it; it is killed if it has not stopped within 15 s.
+func (m *member) Stop() {
+	if m.cmd.ProcessState != nil {
+		return
+	}
+	m.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-m.done:
+	case <-time.After(15 * time.Second):
+		m.cmd.Process.Kill()
+		<-m.done
+	}
+	m.cmd.Wait()
 }
 
 // KcatJoin starts kcat as a member of group reading topic from the
@@ -333,7 +393,7 @@ func KcatJoin(t testing.TB, bootstrap, group, topic string) *KcatMember {
 // and further librdkafka properties ("name=value", passed with -X).
 func KcatJoinWith(t testing.TB, bootstrap, group, topic, strategy string, props ...string) *KcatMember {
 	t.Helper()
-	m := &KcatMember{done: make(chan struct{})}
+	m := &KcatMember{}
 	args := []string{"-b", bootstrap, "-G", group, "-J", "-u",
 		"-X", "auto.offset.reset=earliest", "-X", "partition.assignment.strategy=" + strategy,
 		"-X", "enable.auto.commit=false"}
@@ -341,64 +401,24 @@ func KcatJoinWith(t testing.TB, bootstrap, group, topic, strategy string, props 
 		args = append(args, "-X", p)
 	}
 	m.cmd = exec.Command(Kcat(t), append(args, "-d", "cgrp", topic)...)
-	stdout, err := m.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.cmd.Stderr = &m.stderr
-	if err := m.cmd.Start(); err != nil {
-		t.Fatalf("kcat: %v", err)
-	}
-	go func() {
-		defer close(m.done)
-		dec := json.NewDecoder(stdout)
-		for {
-			var k kcatRecord
-			if err := dec.Decode(&k); err != nil {
-				return
-			}
-			r := Record{Partition: k.Partition, Offset: k.Offset}
-			if k.Key != nil {
-				r.Key = []byte(*k.Key)
-			}
-			if k.Payload != nil {
-				r.Value = []byte(*k.Payload)
-			}
-			for i := 0; i+1 < len(k.Headers); i += 2 {
-				r.Headers = append(r.Headers, Header{Key: k.Headers[i], Value: []byte(k.Headers[i+1])})
-			}
-			m.mu.Lock()
-			m.recs = append(m.recs, r)
-			m.mu.Unlock()
+	m.start(t, "kcat", func(dec *json.Decoder) (Record, error) {
+		var k kcatRecord
+		if err := dec.Decode(&k); err != nil {
+			return Record{}, err
 		}
-	}()
-	t.Cleanup(func() { m.Stop() })
+		r := Record{Partition: k.Partition, Offset: k.Offset}
+		if k.Key != nil {
+			r.Key = []byte(*k.Key)
+		}
+		if k.Payload != nil {
+			r.Value = []byte(*k.Payload)
+		}
+		for i := 0; i+1 < len(k.Headers); i += 2 {
+			r.Headers = append(r.Headers, Header{Key: k.Headers[i], Value: []byte(k.Headers[i+1])})
+		}
+		return r, nil
+	})
 	return m
-}
-
-// Records returns what kcat has printed so far.
-func (m *KcatMember) Records() []Record {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]Record(nil), m.recs...)
-}
-
-// Log returns kcat's stderr so far.
-func (m *KcatMember) Log() string { return m.stderr.String() }
-
-// Stop ends kcat (SIGTERM: it leaves the group) and waits for it.
-func (m *KcatMember) Stop() {
-	if m.cmd.ProcessState != nil {
-		return
-	}
-	m.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-m.done:
-	case <-time.After(15 * time.Second):
-		m.cmd.Process.Kill()
-		<-m.done
-	}
-	m.cmd.Wait()
 }
 
 // Upstream builds itest/rdmock/upstream, a consumer group member made with
@@ -440,13 +460,7 @@ var upstream struct {
 
 // UpstreamMember is the upstream kafka-go v0.4.51 program reading as a
 // member of a consumer group.
-type UpstreamMember struct {
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	recs   []Record
-	stderr lockedBuffer
-	done   chan struct{}
-}
+type UpstreamMember struct{ member }
 
 type upstreamRecord struct {
 	Partition int         `json:"partition"`
@@ -460,58 +474,18 @@ type upstreamRecord struct {
 // topic; Stop ends it.
 func UpstreamJoin(t testing.TB, bootstrap, group, topic string) *UpstreamMember {
 	t.Helper()
-	m := &UpstreamMember{done: make(chan struct{})}
+	m := &UpstreamMember{}
 	m.cmd = exec.Command(Upstream(t), "-brokers", bootstrap, "-group", group, "-topic", topic)
-	stdout, err := m.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.cmd.Stderr = &m.stderr
-	if err := m.cmd.Start(); err != nil {
-		t.Fatalf("upstream member: %v", err)
-	}
-	go func() {
-		defer close(m.done)
-		dec := json.NewDecoder(stdout)
-		for {
-			var u upstreamRecord
-			if err := dec.Decode(&u); err != nil {
-				return
-			}
-			r := Record{Partition: u.Partition, Offset: u.Offset, Key: u.Key, Value: u.Value}
-			for _, h := range u.Headers {
-				r.Headers = append(r.Headers, Header{Key: string(h[0]), Value: h[1]})
-			}
-			m.mu.Lock()
-			m.recs = append(m.recs, r)
-			m.mu.Unlock()
+	m.start(t, "upstream member", func(dec *json.Decoder) (Record, error) {
+		var u upstreamRecord
+		if err := dec.Decode(&u); err != nil {
+			return Record{}, err
 		}
-	}()
-	t.Cleanup(func() { m.Stop() })
+		r := Record{Partition: u.Partition, Offset: u.Offset, Key: u.Key, Value: u.Value}
+		for _, h := range u.Headers {
+			r.Headers = append(r.Headers, Header{Key: string(h[0]), Value: h[1]})
+		}
+		return r, nil
+	})
 	return m
-}
-
-// Records returns what the member has read so far.
-func (m *UpstreamMember) Records() []Record {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]Record(nil), m.recs...)
-}
-
-// Log returns the member's Reader log so far.
-func (m *UpstreamMember) Log() string { return m.stderr.String() }
-
-// Stop interrupts the member and waits for it.
-func (m *UpstreamMember) Stop() {
-	if m.cmd.ProcessState != nil {
-		return
-	}
-	m.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-m.done:
-	case <-time.After(15 * time.Second):
-		m.cmd.Process.Kill()
-		<-m.done
-	}
-	m.cmd.Wait()
 }
