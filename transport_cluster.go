@@ -509,11 +509,11 @@ func (cl *cluster) leaderPool(ctx context.Context, m protocol.BrokerMessage, s *
 // and reads the response itself (see connLease). A connection that cannot
 // be leased invalidates the metadata, as a failed round trip does.
 func (t *Transport) lease(ctx context.Context, addr net.Addr, req protocol.BrokerMessage) (*connLease, error) {
-	if err := t.context().Err(); err != nil {
+	cl, pool, err := t.route(ctx, addr, req)
+	if err != nil {
 		return nil, err
 	}
-	cl := t.grabCluster(addr)
-	l, err := cl.lease(ctx, req)
+	l, err := cl.leaseFrom(ctx, pool)
 	if err != nil {
 		cl.leave()
 		return nil, err
@@ -524,8 +524,8 @@ func (t *Transport) lease(ctx context.Context, addr net.Addr, req protocol.Broke
 
 // route returns the cluster of addr, entered (the caller leaves it), and
 // the pool of the broker req goes to (the seed pool when any broker will
-// do): for a holder that keeps its own connection to each broker it writes
-// to (the Writer's acks=0 lanes, writer_acks_none_lanes.go).
+// do): for lease, and for a holder that keeps its own connection to each
+// broker it writes to (the Writer's acks=0 lanes, writer_acks_none_lanes.go).
 func (t *Transport) route(ctx context.Context, addr net.Addr, req protocol.BrokerMessage) (*cluster, *connPool, error) {
 	if err := t.context().Err(); err != nil {
 		return nil, nil, err
@@ -556,14 +556,6 @@ func (cl *cluster) route(ctx context.Context, req protocol.BrokerMessage) (*conn
 		pool = cl.seed
 	}
 	return pool, nil
-}
-
-func (cl *cluster) lease(ctx context.Context, req protocol.BrokerMessage) (*connLease, error) {
-	pool, err := cl.route(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return cl.leaseFrom(ctx, pool)
 }
 
 // leaseFrom checks out a connection of pool, one of cl's; one that cannot
