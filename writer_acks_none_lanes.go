@@ -157,9 +157,9 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 }
 
 // laneRoundTrip writes req, a request of a Writer with RequireNone carrying
-// the batches of parts, on the lane of the broker the Transport routes it
-// to.
-func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produceAPI.Request, parts []*partitionWriter) error {
+// the batches of the partitions of parts without an error in errs, on the
+// lane of the broker the Transport routes it to.
+func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produceAPI.Request, parts []*partitionWriter, errs []error) error {
 	cl, pool, err := t.route(ctx, s.w.Addr, req)
 	if err != nil {
 		return err
@@ -177,8 +177,8 @@ func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produ
 	lane := s.lane
 	// A partition whose previous batch went on another lane: that lane's
 	// broker must be done with it first.
-	for _, pw := range parts {
-		if prev := pw.noAckLane; prev != nil && prev != lane {
+	for i, pw := range parts {
+		if prev := pw.noAckLane; errs[i] == nil && prev != nil && prev != lane {
 			prev.settle(ctx, pw.noAckSeq)
 		}
 	}
@@ -186,8 +186,10 @@ func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produ
 	if err != nil {
 		return err
 	}
-	for _, pw := range parts {
-		pw.noAckLane, pw.noAckSeq = lane, seq
+	for i, pw := range parts {
+		if errs[i] == nil {
+			pw.noAckLane, pw.noAckSeq = lane, seq
+		}
 	}
 	return nil
 }

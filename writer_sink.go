@@ -416,13 +416,7 @@ func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration, p
 	defer cancel()
 	if w.requiredAcks() == RequireNone {
 		if t, ok := w.transportOrDefault().(*Transport); ok {
-			in := make([]*partitionWriter, 0, len(parts))
-			for i, pw := range parts {
-				if errs[i] == nil {
-					in = append(in, pw)
-				}
-			}
-			return nil, s.laneRoundTrip(ctx, t, req, in)
+			return nil, s.laneRoundTrip(ctx, t, req, parts, errs)
 		}
 	}
 	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
