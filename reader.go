@@ -669,6 +669,12 @@ func (r *Reader) FetchMessage(ctx context.Context) (Message, error) {
 // fetchMessage is FetchMessage; autoCommit records the message returned
 // for the commit loop (ReadMessage with CommitInterval).
 func (r *Reader) fetchMessage(ctx context.Context, autoCommit bool) (Message, error) {
+	// A call whose context has ended returns its error even when messages
+	// are queued: a program that stops its read loop by cancelling gets no
+	// more messages (upstream's select picked between the two at random).
+	if err := ctx.Err(); err != nil {
+		return Message{}, err
+	}
 	r.activateReadLag()
 	for {
 		msg, ok := r.next(autoCommit)

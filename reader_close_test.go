@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"sync"
 	"testing"
@@ -105,4 +106,30 @@ func TestReaderStreamCloseAtAnyPoint(t *testing.T) {
 	tpWaitFor(t, "the Readers' goroutines to exit", func() bool {
 		return runtime.NumGoroutine() <= before+2
 	})
+}
+
+// A FetchMessage or ReadMessage whose context has ended returns the
+// context's error even with messages queued, and takes none of them: a
+// program that stops its read loop by cancelling gets no more messages,
+// and the next call with a live context gets the one that comes next.
+func TestReaderEndedContextTakesNoQueuedMessage(t *testing.T) {
+	stub := newWireFetchStub(t, 100, 100, 1e6, nil)
+	fc := stub.serveOver(t)
+	r := NewReader(ReaderConfig{Brokers: []string{fc.Addr().String()}, Topic: "t"})
+	defer r.Close()
+	first, err := r.FetchMessage(testContext(t))
+	require.NoError(t, err)
+	tpWaitFor(t, "messages queued", func() bool { return r.Stats().QueueLength > 0 })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 20; i++ {
+		_, err := r.FetchMessage(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = r.ReadMessage(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	next, err := r.FetchMessage(testContext(t))
+	require.NoError(t, err)
+	require.Equal(t, first.Offset+1, next.Offset, "a call with an ended context took a message")
 }
