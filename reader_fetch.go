@@ -54,6 +54,10 @@ type partitionReader struct {
 	topic     string
 	partition int
 	version   int64
+
+	// keyValues holds the copies of the keys and values of small
+	// messages; only this partition reader's goroutine uses it.
+	keyValues keyValueSlab
 }
 
 func (p *partitionReader) config() *ReaderConfig { return &p.reader.config }
@@ -526,7 +530,7 @@ func (p *partitionReader) readRecords(batch protocol.RecordReader, hwm int64, cu
 
 // readRecordFields is readRecords for v2 batches: keys and values are
 // copied straight from the batch, both into one allocation, without a
-// Bytes or a reference count per record.
+// Bytes or a reference count per record (see keyValueSlab).
 func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hwm int64, cur *fetchcursor.Cursor, send func(Message) error) error {
 	var rec protocol.RecordFields
 	for {
@@ -544,32 +548,12 @@ func (p *partitionReader) readRecordFields(batch protocol.RecordFieldsReader, hw
 			Time:          rec.Time,
 			Headers:       rec.Headers,
 		}
-		msg.Key, msg.Value = copyKeyValue(rec.Key, rec.Value)
+		msg.Key, msg.Value = p.keyValues.copy(rec.Key, rec.Value)
 		if err := send(msg); err != nil {
 			return err
 		}
 		cur.Delivered(rec.Offset)
 	}
-}
-
-// copyKeyValue copies a key and a value into one allocation; nil (null)
-// stays nil and empty stays empty. Each has its capacity limited to its
-// length, so appending to one cannot overwrite the other.
-func copyKeyValue(k, v []byte) (key, value []byte) {
-	if k == nil && v == nil {
-		return nil, nil
-	}
-	n := len(k) + len(v)
-	buf := make([]byte, n)
-	if k != nil {
-		key = buf[:len(k):len(k)]
-		copy(key, k)
-	}
-	if v != nil {
-		value = buf[len(k):n:n]
-		copy(value, v)
-	}
-	return key, value
 }
 
 // sendMessages queues a batch of messages for FetchMessage.

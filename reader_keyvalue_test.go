@@ -8,8 +8,9 @@ import (
 
 // A message's key and value are copies the program owns: equal to what
 // was read, nil for null and empty for empty, neither sharing memory with
-// the batch they came from, and neither able to overwrite the other by
-// append, whichever is longer.
+// the batch they came from, and neither able to overwrite the other, nor
+// the messages copied before and after them from the same slab, by append,
+// whichever is longer.
 func TestCopyKeyValueOwnsBoth(t *testing.T) {
 	long := bytes.Repeat([]byte("v"), 1500)
 	cases := []struct {
@@ -27,6 +28,10 @@ func TestCopyKeyValueOwnsBoth(t *testing.T) {
 		{"equal lengths", long, bytes.Repeat([]byte("w"), 1500)},
 		{"equal short", []byte("ab"), []byte("cd")},
 	}
+	var fresh keyValueSlab
+	if key, value := fresh.copy([]byte{}, []byte{}); key == nil || value == nil {
+		t.Fatalf("the first copy of an empty key and value: nil key %v, nil value %v", key == nil, value == nil)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// The source is one batch buffer, as the records' windows are.
@@ -38,7 +43,10 @@ func TestCopyKeyValueOwnsBoth(t *testing.T) {
 			if tc.v != nil {
 				v = batch[len(tc.k):]
 			}
-			key, value := copyKeyValue(k, v)
+			var slab keyValueSlab
+			beforeKey, beforeValue := slab.copy([]byte("k0"), []byte("before"))
+			key, value := slab.copy(k, v)
+			afterKey, afterValue := slab.copy([]byte("k1"), []byte("after"))
 			if (key == nil) != (tc.k == nil) || (value == nil) != (tc.v == nil) {
 				t.Fatalf("nil key %v value %v, want %v %v", key == nil, value == nil, tc.k == nil, tc.v == nil)
 			}
@@ -60,31 +68,62 @@ func TestCopyKeyValueOwnsBoth(t *testing.T) {
 			if !bytes.Equal(key, tc.k) || !bytes.Equal(value, tc.v) || !bytes.Equal(key2[:len(key)], tc.k) || !bytes.Equal(value2[:len(value)], tc.v) {
 				t.Fatalf("appending to one changed the other: %q / %q", key, value)
 			}
+			_ = append(beforeValue, "more"...)
+			if string(beforeKey) != "k0" || string(beforeValue) != "before" || string(afterKey) != "k1" || string(afterValue) != "after" || !bytes.Equal(key, tc.k) || !bytes.Equal(value, tc.v) {
+				t.Fatalf("neighbours changed: %q / %q, %q / %q, %q / %q", beforeKey, beforeValue, key, value, afterKey, afterValue)
+			}
 		})
 	}
 }
 
-// One allocation per message, of the size of key and value together
-// (rounded up to the allocator's size class, at most an eighth more at
-// these sizes), whichever of the two is longer.
-func TestCopyKeyValueOneAllocation(t *testing.T) {
-	for _, sizes := range [][2]int{{9, 1024}, {1024, 9}, {1000, 1000}, {300, 301}, {0, 5000}, {5000, 0}} {
+// Keys and values of up to keyValueSlabMax bytes together share arrays of
+// keyValueSlabSize bytes, so that a kept message holds on to no more than
+// that; larger ones take one allocation each, of their size (rounded up to
+// the allocator's size class, at most an eighth more at these sizes). In
+// both cases the bytes allocated per message stay within an eighth of its
+// size.
+func TestCopyKeyValueAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		sizes  [2]int
+		shared bool
+	}{
+		{[2]int{9, 91}, true}, {[2]int{0, 1}, true}, {[2]int{16, 496}, true}, {[2]int{200, 0}, true},
+		{[2]int{9, 1024}, false}, {[2]int{1024, 9}, false}, {[2]int{1000, 1000}, false},
+		{[2]int{300, 301}, false}, {[2]int{0, 5000}, false}, {[2]int{5000, 0}, false}, {[2]int{256, 257}, false},
+	} {
+		sizes := tc.sizes
 		k := bytes.Repeat([]byte("k"), sizes[0])
 		v := bytes.Repeat([]byte("v"), sizes[1])
+		total := sizes[0] + sizes[1]
+		var slab keyValueSlab
 		var sink []byte
-		if n := testing.AllocsPerRun(100, func() { sink, _ = copyKeyValue(k, v) }); n != 1 {
-			t.Fatalf("%v: %v allocations per copy", sizes, n)
-		}
 		const runs = 1000
+		allocs := testing.AllocsPerRun(runs, func() { sink, _ = slab.copy(k, v) })
+		if !tc.shared && allocs != 1 {
+			t.Fatalf("%v: %v allocations per copy, want 1", sizes, allocs)
+		}
+		if tc.shared {
+			// Ten slabs' worth of copies take ten arrays, or eleven when
+			// the first copy starts a new one.
+			perSlab := keyValueSlabSize / max(total, 1)
+			n := testing.AllocsPerRun(100, func() {
+				for i := 0; i < 10*perSlab; i++ {
+					sink, _ = slab.copy(k, v)
+				}
+			})
+			if n > 11 {
+				t.Fatalf("%v: %v allocations for %d copies, want at most 11", sizes, n, 10*perSlab)
+			}
+		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for i := 0; i < runs; i++ {
-			sink, _ = copyKeyValue(k, v)
+			sink, _ = slab.copy(k, v)
 		}
 		runtime.ReadMemStats(&after)
 		per := float64(after.TotalAlloc-before.TotalAlloc) / runs
-		if total := float64(sizes[0] + sizes[1]); per > total*1.125+16 {
-			t.Errorf("%v: %.0f bytes allocated per copy of %.0f", sizes, per, total)
+		if float64(total) >= 8 && per > float64(total)*1.125+16 {
+			t.Errorf("%v: %.0f bytes allocated per copy of %d", sizes, per, total)
 		}
 		_ = sink
 	}
