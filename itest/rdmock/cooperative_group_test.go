@@ -52,6 +52,12 @@ import (
 //     SyncGroup is held back by its probe; a kcat leader asks the
 //     coordinator for metadata before its SyncGroup, and every answer of
 //     the coordinator is delayed, so the kafka-go follower's comes first.
+//     The hold is half a second: the kafka-go leader has been silent
+//     since its JoinGroup arrived, up to the join phase (session minus
+//     one second) before the hold starts, so a hold of a second left it
+//     no margin, and now and then the mock expired it just before its
+//     SyncGroup came (kcat then led a generation of its own and read the
+//     partitions kafka-go was still reading).
 //
 // The two cases run side by side (each has a cluster of its own): they
 // mostly wait for the mock's timers.
@@ -89,7 +95,7 @@ func testMixedCooperativeGroup(t *testing.T, kcatLeads bool) {
 	}
 
 	var rlog logLines
-	probe := newGroupProbe(time.Second)
+	probe := newGroupProbe(500 * time.Millisecond)
 	var kcat *rdmock.KcatMember
 	var r *kafka.Reader
 	var mu sync.Mutex
