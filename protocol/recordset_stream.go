@@ -296,6 +296,7 @@ type rbStreamReader struct {
 	err         error
 	buf         []byte
 	rec         Record
+	headers     rbHeaderArena
 }
 
 // ReadRecordFields sets f to the next record; its key and value are valid
@@ -311,7 +312,7 @@ func (r *rbStreamReader) ReadRecordFields(f *RecordFields) error {
 	}
 	*f = RecordFields{Offset: r.base + rec.offsetDelta, Time: time.UnixMilli(ts), Key: rec.key, Value: rec.value}
 	if rec.numHeaders != 0 {
-		f.Headers = rbOwnHeaders(rec)
+		f.Headers = r.headers.own(rec, int(r.count-r.done)+1)
 	}
 	return nil
 }
@@ -456,35 +457,4 @@ func (r *rbStreamReader) skipRest() error {
 		r.err = io.EOF
 	}
 	return skipStream(r.src, n)
-}
-
-// rbOwnHeaders copies the headers of rec (validated) into memory of their
-// own: one string for the keys, one slice for the values.
-func rbOwnHeaders(rec rbRecordV2) []Header {
-	hs := make([]Header, rec.numHeaders)
-	keys := make([]byte, 0, rec.keyBytes)
-	values := make([]byte, 0, rec.valueBytes)
-	h := rec.headers
-	for j := range hs {
-		var key, v []byte
-		key, v, h = rbNextHeader(h)
-		keys = append(keys, key...)
-		switch {
-		case v == nil:
-		case len(v) == 0:
-			hs[j].Value = []byte{}
-		default:
-			start := len(values)
-			values = append(values, v...)
-			hs[j].Value = values[start:len(values):len(values)]
-		}
-	}
-	all := string(keys)
-	h = rec.headers
-	for j := range hs {
-		var key []byte
-		key, _, h = rbNextHeader(h)
-		hs[j].Key, all = all[:len(key)], all[len(key):]
-	}
-	return hs
 }
