@@ -1,13 +1,16 @@
 package protocol
 
 // rbHeaderArena gives the records of one streamed batch their headers for
-// the program to keep, without allocations per record: the Header arrays
-// and the header values of a few dozen records at a time share arrays (at
-// most rbHeaderArenaRecords records' worth, and no more than about
-// rbHeaderArenaBytes of values unless one record has more), and a header key
+// the program to keep, without allocations per record: records whose header
+// keys and values come to at most rbHeaderArenaMax bytes share a Header
+// array and a values array (renewed together, each up to about
+// rbHeaderArenaBytes and rbHeaderArenaRecords records), and a header key
 // equal to the same header's key in the previous record reuses that string
 // (tracing and routing headers repeat their keys). A record the program
-// keeps keeps those shared arrays alive, which is why they stay small.
+// keeps keeps the arrays it shares alive, and through them the headers of
+// the other records in them: at most rbHeaderArenaRecords records of at
+// most rbHeaderArenaMax bytes each. Records with larger headers get arrays
+// of their own.
 type rbHeaderArena struct {
 	hs     []Header // the unused rest of the current Header array
 	values []byte   // the unused rest of the current values array
@@ -17,6 +20,7 @@ type rbHeaderArena struct {
 const (
 	rbHeaderArenaRecords = 32
 	rbHeaderArenaBytes   = 4096
+	rbHeaderArenaMax     = 512
 	rbHeaderSize         = 40 // a Header on 64-bit platforms: a string and a slice
 )
 
@@ -24,13 +28,17 @@ const (
 // come in the batch (rec included).
 func (a *rbHeaderArena) own(rec rbRecordV2, left int) []Header {
 	n := rec.numHeaders
-	if len(a.hs) < n {
-		a.hs = make([]Header, n*rbArenaRecords(left, n*rbHeaderSize))
-	}
-	hs := a.hs[:n:n]
-	a.hs = a.hs[n:]
-	if len(a.values) < rec.valueBytes {
-		a.values = make([]byte, rec.valueBytes*rbArenaRecords(left, rec.valueBytes))
+	var hs []Header
+	var values []byte
+	if rec.keyBytes+rec.valueBytes > rbHeaderArenaMax {
+		hs, values = make([]Header, n), make([]byte, rec.valueBytes)
+	} else {
+		if len(a.hs) < n || len(a.values) < rec.valueBytes {
+			k := rbArenaRecords(left, n*rbHeaderSize+rec.valueBytes)
+			a.hs, a.values = make([]Header, n*k), make([]byte, rec.valueBytes*k)
+		}
+		hs, a.hs = a.hs[:n:n], a.hs[n:]
+		values, a.values = a.values[:rec.valueBytes], a.values[rec.valueBytes:]
 	}
 	if cap(a.keys) < n {
 		a.keys = make([]string, 0, n)
@@ -52,17 +60,17 @@ func (a *rbHeaderArena) own(rec rbRecordV2, left int) []Header {
 		case len(v) == 0:
 			hs[j].Value = []byte{}
 		default:
-			hs[j].Value = a.values[:len(v):len(v)]
-			a.values = a.values[len(v):]
+			hs[j].Value = values[:len(v):len(v)]
+			values = values[len(v):]
 			copy(hs[j].Value, v)
 		}
 	}
 	return hs
 }
 
-// rbArenaRecords is how many records' worth of size bytes a new array
-// holds: rbHeaderArenaRecords, fewer when fewer are left in the batch or
-// when that would pass rbHeaderArenaBytes, at least one.
+// rbArenaRecords is how many records of size bytes new shared arrays hold:
+// rbHeaderArenaRecords, fewer when fewer are left in the batch or when that
+// would pass rbHeaderArenaBytes, at least one.
 func rbArenaRecords(left, size int) int {
 	k := min(max(left, 1), rbHeaderArenaRecords)
 	if size > 0 {

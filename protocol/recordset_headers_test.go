@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -125,4 +126,59 @@ func TestStreamedHeadersAllocations(t *testing.T) {
 	if limit := 10.0 + 2*float64(len(recs))/rbHeaderArenaRecords + 2; allocs > limit {
 		t.Fatalf("%v allocations for %d records with headers, want at most %v", allocs, len(recs), limit)
 	}
+}
+
+// A record the program keeps keeps no large header of the other records:
+// records with headers of more than rbHeaderArenaMax bytes share no array.
+// Keeping the first of 32 records with one 256 KiB header value each must
+// keep about one value alive, not 32.
+func TestStreamedHeadersKeptRecordHoldsOnlyItsLargeValue(t *testing.T) {
+	const n, size = 32, 256 << 10
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{Offset: int64(i), Value: NewBytes([]byte("v")), Headers: []Header{{Key: "h", Value: bytes.Repeat([]byte{byte(i)}, size)}}}
+	}
+	var buf bytes.Buffer
+	if _, err := (&RecordSet{Version: 2, Records: NewRecordReader(recs...)}).WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs = nil
+	in := buf.Bytes()
+	buf = bytes.Buffer{}
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	kept := func() []Header {
+		s := NewBatchStream(bufio.NewReaderSize(bytes.NewReader(in), 4096), len(in))
+		batch, err := s.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr := batch.(*RecordBatch).Records.(RecordFieldsReader)
+		var first []Header
+		for {
+			var f RecordFields
+			if err := fr.ReadRecordFields(&f); err == io.EOF {
+				return first
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = f.Headers
+			}
+		}
+	}()
+	after := heap()
+	if grew := int64(after) - int64(before); grew > 4*size {
+		t.Errorf("keeping one record's headers keeps %d KiB alive, want about %d KiB", grew>>10, size>>10)
+	}
+	if len(kept) != 1 || len(kept[0].Value) != size || kept[0].Value[0] != 0 {
+		t.Fatalf("kept headers %d", len(kept))
+	}
+	runtime.KeepAlive(in)
 }
