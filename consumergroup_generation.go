@@ -118,9 +118,7 @@ func (g *Generation) fatalErr() error {
 
 // close ends the generation and waits for the functions of Start to return.
 func (g *Generation) close() {
-	g.mu.Lock()
-	g.end()
-	g.mu.Unlock()
+	g.stop()
 	g.fns.Wait()
 }
 
@@ -147,13 +145,17 @@ func (g *Generation) Start(fn func(ctx context.Context)) {
 	}
 	go func() {
 		defer g.fns.Done()
-		defer func() {
-			g.mu.Lock()
-			g.end()
-			g.mu.Unlock()
-		}()
+		defer g.stop()
 		fn(ctx)
 	}()
+}
+
+// stop ends the generation without waiting for its functions, one of
+// which may be the caller; the group then joins the next one.
+func (g *Generation) stop() {
+	g.mu.Lock()
+	g.end()
+	g.mu.Unlock()
 }
 
 // CommitOffsets commits offsets (topic -> partition -> offset of the next

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -41,6 +42,9 @@ type coopGroupStub struct {
 	// waits for the channel it returns to close.
 	protocol func(gen int) string
 	onJoin   func(n int) <-chan struct{}
+	// commitErr, when set, is the error code of every partition of an
+	// OffsetCommit.
+	commitErr int16
 }
 
 func newCoopGroupStub(assign func(gen int) []int, limits map[int32]int64) *coopGroupStub {
@@ -81,6 +85,9 @@ func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 	case *offsetfetch.Request:
 		return offsetFetchAnswer(r, s.committed), nil
 	case *offsetcommit.Request:
+		if s.commitErr != 0 {
+			return offsetCommitAnswer(r, s.commitErr, nil), nil
+		}
 		return offsetCommitAnswer(r, 0, func(p int32, off int64) { s.committed[p] = off }), nil
 	case *leavegroup.Request:
 		return &leavegroup.Response{}, nil
@@ -333,4 +340,59 @@ func TestReaderCooperativeWithEagerBalancerRevokesBeforeJoin(t *testing.T) {
 			t.Fatalf("after the rebalance: message %d@%d, %v; want partition 1", m.Partition, m.Offset, err)
 		}
 	}
+}
+
+// A commit answered UNKNOWN_MEMBER_ID means the coordinator no longer
+// counts this member in the group, so the partitions it kept reading across
+// rebalances may be another member's now: the Reader stops reading them at
+// once (and drops what they queued), as a failed rejoin would, and
+// rejoins, instead of delivering them until its next heartbeat or join
+// fails too.
+func TestReaderCooperativeUnknownMemberCommitStopsPartitions(t *testing.T) {
+	stub := newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})
+	release := make(chan struct{})
+	defer close(release)
+	stub.onJoin = func(n int) <-chan struct{} {
+		if n >= 2 {
+			return release // a later join is held, as a coordinator can
+		}
+		return nil
+	}
+	r := NewReader(ReaderConfig{
+		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
+		HeartbeatInterval: time.Second,
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     20,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := r.FetchMessage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CommitMessages(ctx, m); err != nil {
+		t.Fatalf("first commit: %v", err)
+	}
+	stub.mu.Lock()
+	stub.commitErr = int16(UnknownMemberId)
+	stub.mu.Unlock()
+	if err := r.CommitMessages(ctx, m); !errors.Is(err, UnknownMemberId) {
+		t.Fatalf("commit after the member was dropped: %v, want UNKNOWN_MEMBER_ID", err)
+	}
+	// Both partitions have records without end: any message now comes from
+	// a partition reader that should have stopped.
+	wctx, wcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer wcancel()
+	if m, err := r.FetchMessage(wctx); err == nil {
+		t.Fatalf("message %d@%d delivered after the coordinator said the member is unknown", m.Partition, m.Offset)
+	} else if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("FetchMessage: %v, want the deadline", err)
+	}
+	// And it rejoins without waiting for a heartbeat to fail (they do not
+	// here).
+	waitStub(t, stub, "the member to rejoin", func() bool { return stub.joins >= 2 })
 }

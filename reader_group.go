@@ -155,6 +155,16 @@ func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
 	if errors.As(err, &fatal) {
 		r.fail(fatal)
 	}
+	if gen.cooperative && errors.Is(err, UnknownMemberId) {
+		// The coordinator no longer counts this member: the partitions it
+		// kept reading across rebalances may be another member's already,
+		// so they stop now, and the member rejoins, rather than when a
+		// heartbeat fails too. (ILLEGAL_GENERATION does not mean as much:
+		// a member still in the group gets it during the follow-up
+		// rebalance.)
+		r.stopCooperative()
+		gen.stop()
+	}
 	return err
 }
 
