@@ -150,6 +150,13 @@ func (g *Generation) Start(fn func(ctx context.Context)) {
 	}()
 }
 
+// over tells whether the generation has ended.
+func (g *Generation) over() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.isOver
+}
+
 // stop ends the generation without waiting for its functions, one of
 // which may be the caller; the group then joins the next one.
 func (g *Generation) stop() {

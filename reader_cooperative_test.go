@@ -43,8 +43,11 @@ type coopGroupStub struct {
 	protocol func(gen int) string
 	onJoin   func(n int) <-chan struct{}
 	// commitErr, when set, is the error code of every partition of an
-	// OffsetCommit.
+	// OffsetCommit; heartbeats and commits of generation badGen, when set,
+	// get badCode.
 	commitErr int16
+	badGen    int32
+	badCode   int16
 }
 
 func newCoopGroupStub(assign func(gen int) []int, limits map[int32]int64) *coopGroupStub {
@@ -77,6 +80,10 @@ func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 		return &syncgroup.Response{Assignments: b}, err
 	case *heartbeat.Request:
 		res := &heartbeat.Response{}
+		if s.badGen != 0 && r.GenerationID == s.badGen {
+			res.ErrorCode = s.badCode
+			return res, nil
+		}
 		if s.rebalance && r.GenerationID == int32(s.joins) {
 			s.rebalance = false
 			res.ErrorCode = int16(RebalanceInProgress)
@@ -87,6 +94,9 @@ func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 	case *offsetcommit.Request:
 		if s.commitErr != 0 {
 			return offsetCommitAnswer(r, s.commitErr, nil), nil
+		}
+		if s.badGen != 0 && r.GenerationID == s.badGen {
+			return offsetCommitAnswer(r, s.badCode, nil), nil
 		}
 		return offsetCommitAnswer(r, 0, func(p int32, off int64) { s.committed[p] = off }), nil
 	case *leavegroup.Request:
@@ -395,4 +405,73 @@ func TestReaderCooperativeUnknownMemberCommitStopsPartitions(t *testing.T) {
 	// And it rejoins without waiting for a heartbeat to fail (they do not
 	// here).
 	waitStub(t, stub, "the member to rejoin", func() bool { return stub.joins >= 2 })
+}
+
+// The commit loop of a generation that ended before the Reader started it
+// is not waited for by the group: its final flush, answered
+// UNKNOWN_MEMBER_ID, must not stop the partition readers of the next
+// generation, which goes on reading.
+func TestReaderCooperativeStaleCommitLoopLeavesNextGeneration(t *testing.T) {
+	stub := newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})
+	hold := make(chan struct{})
+	joined2 := make(chan struct{})
+	stub.onJoin = func(n int) <-chan struct{} {
+		if n == 2 {
+			close(joined2)
+			return hold
+		}
+		return nil
+	}
+	r := NewReader(ReaderConfig{
+		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
+		HeartbeatInterval: 10 * time.Millisecond,
+		CommitInterval:    time.Hour,
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     20,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := r.FetchMessage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Generation 2: its heartbeats and commits are answered
+	// UNKNOWN_MEMBER_ID (the member was dropped meanwhile).
+	stub.mu.Lock()
+	stub.badGen, stub.badCode = 2, int16(UnknownMemberId)
+	stub.mu.Unlock()
+	stub.startRebalance()
+	<-joined2
+	// Read (committed by the commit loop of the next generation started).
+	if _, err := r.ReadMessage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The Reader's group loop is slow to take generation 2 (reconcile
+	// waiting for r.mu here; in life, for revoked readers to stop).
+	r.mu.Lock()
+	close(hold)
+	// Generation 2 ends (heartbeat) before the Reader starts its commit
+	// loop; the group joins generation 3.
+	waitStub(t, stub, "join 3", func() bool { return stub.joins >= 3 })
+	r.mu.Unlock()
+	time.Sleep(2 * time.Second) // the stale loop's flush and its retries
+	r.mu.Lock()
+	n := len(r.coop)
+	r.mu.Unlock()
+	stub.mu.Lock()
+	joins := stub.joins
+	stub.mu.Unlock()
+	// Drain what is queued, then nothing comes although generation 3
+	// owns partitions 0 and 1 of unbounded records.
+	wctx, wcancel := context.WithTimeout(ctx, time.Second)
+	defer wcancel()
+	for i := 0; i < 200; i++ {
+		if _, err := r.FetchMessage(wctx); err != nil {
+			t.Fatalf("after %d messages: %v (generation %d live, %d partition readers)", i, err, joins, n)
+		}
+	}
 }

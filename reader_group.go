@@ -155,13 +155,18 @@ func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
 	if errors.As(err, &fatal) {
 		r.fail(fatal)
 	}
-	if gen.cooperative && errors.Is(err, UnknownMemberId) {
+	if gen.cooperative && gen.memberEpoch == nil && errors.Is(err, UnknownMemberId) && !gen.over() {
 		// The coordinator no longer counts this member: the partitions it
 		// kept reading across rebalances may be another member's already,
 		// so they stop now, and the member rejoins, rather than when a
-		// heartbeat fails too. (ILLEGAL_GENERATION does not mean as much:
-		// a member still in the group gets it during the follow-up
-		// rebalance.)
+		// heartbeat fails too. Only while the generation lasts: the group
+		// then waits for this commit loop before the next generation, whose
+		// partition readers this must not stop; a generation that is over
+		// is being replaced anyway. Classic groups only: a member of the
+		// "consumer" protocol learns it was dropped from its heartbeats,
+		// which fence it and reassign (consumergroup_consumer.go).
+		// ILLEGAL_GENERATION does not mean as much: a member still in the
+		// group gets it during the follow-up rebalance.
 		r.stopCooperative()
 		gen.stop()
 	}
