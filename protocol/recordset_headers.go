@@ -1,5 +1,7 @@
 package protocol
 
+import "unsafe"
+
 // rbHeaderArena gives the records of one streamed batch their headers for
 // the program to keep, without allocations per record: records whose header
 // keys and values come to at most rbHeaderArenaMax bytes share a Header
@@ -21,7 +23,7 @@ const (
 	rbHeaderArenaRecords = 32
 	rbHeaderArenaBytes   = 4096
 	rbHeaderArenaMax     = 512
-	rbHeaderSize         = 40 // a Header on 64-bit platforms: a string and a slice
+	rbHeaderSize         = int(unsafe.Sizeof(Header{}))
 )
 
 // own copies the headers of rec (validated), one of left records still to
