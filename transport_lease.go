@@ -27,9 +27,11 @@ import (
 // The holder sends a request (send), reads its response (response, then
 // the returned body, or roundTrip for a response decoded whole), and calls
 // release once, typically deferred. A response read to its end leaves the
-// connection ready for the next lease; one left unread is skipped in the
-// background (bounded by its read timeout) before the connection goes back
-// to the pool; one whose reading failed closes the connection.
+// connection ready for the next lease; one left unread, even one not
+// started (the holder's context ended first), is skipped in the background
+// (bounded by the holder's timeouts) before the connection goes back to the
+// pool; one whose reading failed, or was interrupted mid-read, closes the
+// connection.
 type connLease struct {
 	pool *connPool
 	c    *brokerConn
@@ -37,8 +39,17 @@ type connLease struct {
 
 	body     responseBody // the response being read, if any
 	reading  bool         // body belongs to a response
+	awaiting bool         // a request was sent and its response not asked for
 	stopBody func() bool  // ends the interruption of body's reads by ctx
 	released bool
+
+	// The response's frame header (size and correlation ID) as read so
+	// far: a holder interrupted before all 8 bytes arrived leaves the
+	// rest of the header, and the whole body, to skip (release).
+	id          int32
+	hdr         [8]byte
+	hdrRead     int
+	readTimeout time.Duration
 }
 
 // lease checks out a connection of its own: an idle one of the pool, or a
@@ -72,6 +83,7 @@ func (l *connLease) send(ctx context.Context, req protocol.Message) (version int
 	if err := c.write(ctx, id, nil, frame.b); err != nil {
 		return 0, 0, err
 	}
+	l.awaiting = expectsResponse(req)
 	return version, id, nil
 }
 
@@ -82,25 +94,44 @@ func (l *connLease) send(ctx context.Context, req protocol.Message) (version int
 // read by the holder, from one goroutine, and is valid until release.
 func (l *connLease) response(ctx context.Context, id int32, headerTimeout, readTimeout time.Duration) (*responseBody, error) {
 	b := &l.body
-	*b = responseBody{br: l.c.br, nc: l.c.nc, left: 8, timeout: headerTimeout}
-	l.reading = true
+	*b = responseBody{br: l.c.br, nc: l.c.nc, left: len(l.hdr), timeout: headerTimeout}
+	l.reading, l.awaiting = true, false
+	l.id, l.readTimeout = id, readTimeout
+	if err := ctx.Err(); err != nil {
+		// Read nothing: the response is skipped whole (release), where
+		// an interruption racing with the first read would cost the
+		// connection.
+		l.stopBody = func() bool { return false }
+		b.err = errStreamInterrupted
+		return nil, err
+	}
 	l.stopBody = interruptOnDone(ctx, b.interrupt)
-	var hdr [8]byte
-	if _, err := io.ReadFull(b, hdr[:]); err != nil {
+	var err error
+	l.hdrRead, err = io.ReadFull(b, l.hdr[:])
+	if err != nil {
 		return nil, l.bodyError(ctx, err)
 	}
-	size := int32(binary.BigEndian.Uint32(hdr[:4]))
-	if size < 4 {
-		b.err, b.broken = fmt.Errorf("kafka: invalid response frame size %d from broker %s", size, l.c.address), true
-		return nil, b.err
+	left, err := l.frameLeft()
+	if err != nil {
+		b.err, b.broken = err, true
+		return nil, err
 	}
-	if got := int32(binary.BigEndian.Uint32(hdr[4:])); got != id {
-		b.err, b.broken = fmt.Errorf("kafka: broker %s answered correlation ID %d to request %d", l.c.address, got, id), true
-		return nil, b.err
-	}
-	b.left = int(size) - 4
+	b.left = left
 	b.timeout = readTimeout
 	return b, nil
+}
+
+// frameLeft checks the frame header in l.hdr, read whole, and returns the
+// length of the body that follows it.
+func (l *connLease) frameLeft() (int, error) {
+	size := int32(binary.BigEndian.Uint32(l.hdr[:4]))
+	if size < 4 {
+		return 0, fmt.Errorf("kafka: invalid response frame size %d from broker %s", size, l.c.address)
+	}
+	if got := int32(binary.BigEndian.Uint32(l.hdr[4:])); got != l.id {
+		return 0, fmt.Errorf("kafka: broker %s answered correlation ID %d to request %d", l.c.address, got, l.id)
+	}
+	return int(size) - 4, nil
 }
 
 // bodyError is the error to report for a failed read of the response:
@@ -153,6 +184,10 @@ func (l *connLease) release() {
 		defer l.cl.leave()
 	}
 	if !l.reading {
+		if l.awaiting {
+			// The response will come, and nobody is going to read it.
+			l.c.close(errors.New("kafka: response to a leased request not read"))
+		}
 		l.pool.release(l.c, false)
 		return
 	}
@@ -163,29 +198,55 @@ func (l *connLease) release() {
 	case b.broken:
 		l.c.close(eof.Unexpected(b.err))
 		l.pool.release(l.c, false)
-	case b.left == 0:
+	case l.hdrRead == len(l.hdr) && b.left == 0:
 		// The socket is at the end of the response (bytes of it left in
 		// the read-ahead buffer are simply dropped).
+		l.pool.release(l.c, false)
+	case l.hdrRead < len(l.hdr) && b.timeout <= 0:
+		// Interrupted before the response started, with no bound on when
+		// it will: a broker may hold a JoinGroup for minutes.
+		l.c.close(errors.New("kafka: leased request abandoned before its response"))
 		l.pool.release(l.c, false)
 	default:
 		// The holder stopped before the end of the response (its
 		// context ended, or it wanted no more): skip the rest, as long as
-		// the broker sends it within the read timeout, then the
-		// connection serves the next lease.
-		c, p, left, timeout := l.c, l.pool, b.left, b.timeout
+		// the broker sends it in time, then the connection serves the
+		// next lease.
 		go func() {
-			if timeout > 0 {
-				c.nc.SetReadDeadline(time.Now().Add(timeout))
+			if err := l.skip(); err != nil {
+				l.c.close(err)
 			}
-			_, err := c.br.Discard(left)
-			if err != nil {
-				c.close(eof.Unexpected(err))
-			} else if timeout > 0 {
-				c.nc.SetReadDeadline(time.Time{})
-			}
-			p.release(c, false)
+			l.pool.release(l.c, false)
 		}()
 	}
+}
+
+// skip reads the rest of an abandoned response off the connection, from
+// the background: the rest of its header first, if the holder had not
+// read it all, each wait bounded by the timeout the holder had.
+func (l *connLease) skip() error {
+	c, left := l.c, l.body.left
+	if l.hdrRead < len(l.hdr) {
+		c.nc.SetReadDeadline(time.Now().Add(l.body.timeout))
+		if _, err := io.ReadFull(c.br, l.hdr[l.hdrRead:]); err != nil {
+			return eof.Unexpected(err)
+		}
+		var err error
+		if left, err = l.frameLeft(); err != nil {
+			return err
+		}
+		c.nc.SetReadDeadline(time.Time{})
+	}
+	if l.readTimeout > 0 {
+		c.nc.SetReadDeadline(time.Now().Add(l.readTimeout))
+	}
+	if _, err := c.br.Discard(left); err != nil {
+		return eof.Unexpected(err)
+	}
+	if l.readTimeout > 0 {
+		c.nc.SetReadDeadline(time.Time{})
+	}
+	return nil
 }
 
 // responseBody is the part of a response frame still to be read off a

@@ -3,6 +3,7 @@ package kafka
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -240,4 +241,170 @@ func TestLeaseConnectionIsNotShared(t *testing.T) {
 		require.NotContains(t, fetches, s.Conn)
 	}
 	require.NotSame(t, leases[0].c, leases[1].c)
+}
+
+// A holder whose context ends before its response has started (a Reader
+// or a group member stopped while the broker held the request) leaves all
+// of the response on the connection: the whole frame is skipped, and the
+// next lease on the same connection reads its own response, not the
+// abandoned one's body (which it once took for a frame header of size 0).
+func TestLeaseInterruptedBeforeResponseKeepsFraming(t *testing.T) {
+	var n atomic.Int32
+	answer := make(chan struct{})
+	fc, tr := leaseBroker(t, func(r *fakebroker.Request) {
+		pieces := fetchFrameV11(r.ID, 10, streamBatch(t, 0, 10))
+		if n.Add(1) == 1 {
+			go func() {
+				<-answer
+				writeRaw(r, pieces...)
+			}()
+			return
+		}
+		writeRaw(r, pieces...)
+	})
+	ctx, cancel := context.WithCancel(testContext(t))
+	req := leaseFetchRequest()
+	l, err := tr.lease(ctx, fc.Addr(), req)
+	require.NoError(t, err)
+	_, id, err := l.send(ctx, req)
+	require.NoError(t, err)
+	cancel()
+	_, err = l.response(ctx, id, 10*time.Second, 10*time.Second)
+	require.ErrorIs(t, err, context.Canceled)
+	l.release()
+	close(answer)
+	require.Eventually(t, func() bool {
+		l.pool.mu.Lock()
+		defer l.pool.mu.Unlock()
+		return l.c.inflight == 0
+	}, 10*time.Second, time.Millisecond)
+
+	ctx2 := testContext(t)
+	for round := 0; round < 2; round++ {
+		req = leaseFetchRequest()
+		l2, err := tr.lease(ctx2, fc.Addr(), req)
+		require.NoError(t, err)
+		require.True(t, l.c == l2.c, "the connection was not reused (%v)", l.c.broken())
+		version, id, err := l2.send(ctx2, req)
+		require.NoError(t, err)
+		body, err := l2.response(ctx2, id, 10*time.Second, 10*time.Second)
+		require.NoError(t, err, "round %d", round)
+		rs, err := fetch.NewResponseStream(body, body.Len(), version)
+		require.NoError(t, err)
+		_, _, records, err := rs.Next()
+		require.NoError(t, err)
+		b, err := records.Next()
+		require.NoError(t, err)
+		count := 0
+		for rec, err := b.ReadRecord(); err == nil; rec, err = b.ReadRecord() {
+			require.Equal(t, int64(count), rec.Offset)
+			closeRecord(rec)
+			count++
+		}
+		require.Equal(t, 10, count)
+		rs.Close()
+		l2.release()
+	}
+	require.Zero(t, fc.Brokers[0].NumClosed())
+}
+
+// skip finishes reading a frame header the holder read part of, checks it,
+// and leaves the connection at the start of the next frame; a header that
+// is not the awaited response's fails it.
+func TestLeaseSkipPartialHeader(t *testing.T) {
+	frame := func(id int32, body string) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(4+len(body)))
+		b = binary.BigEndian.AppendUint32(b, uint32(id))
+		return append(b, body...)
+	}
+	for _, read := range []int{0, 3, 7} {
+		for _, id := range []int32{9, 10} {
+			client, server := net.Pipe()
+			go func() {
+				server.Write(append(frame(9, "abandoned body")[read:], frame(10, "next")...))
+			}()
+			l := &connLease{c: &brokerConn{nc: client, br: bufio.NewReader(client), address: "b"}, id: id, readTimeout: 10 * time.Second}
+			copy(l.hdr[:], frame(9, "abandoned body")[:read])
+			l.hdrRead = read
+			l.body.timeout = 10 * time.Second
+			err := l.skip()
+			if id != 9 {
+				require.ErrorContains(t, err, "answered correlation ID 9 to request 10")
+				client.Close()
+				server.Close()
+				continue
+			}
+			require.NoError(t, err, "read %d", read)
+			next := make([]byte, 12)
+			_, err = io.ReadFull(l.c.br, next)
+			require.NoError(t, err)
+			require.Equal(t, frame(10, "next"), next, "read %d", read)
+			client.Close()
+			server.Close()
+		}
+	}
+}
+
+// With no bound on when the response will start (roundTrip's requests: a
+// broker may hold a JoinGroup for minutes), a holder interrupted before it
+// started drops the connection instead of waiting for the response in the
+// background; the next lease gets a new connection that works.
+func TestLeaseInterruptedBeforeUnboundedResponseDropsConnection(t *testing.T) {
+	var n atomic.Int32
+	answer := make(chan struct{})
+	defer close(answer)
+	fc, tr := leaseBroker(t, func(r *fakebroker.Request) {
+		pieces := fetchFrameV11(r.ID, 10, streamBatch(t, 0, 10))
+		if n.Add(1) == 1 {
+			go func() {
+				<-answer
+				writeRaw(r, pieces...)
+			}()
+			return
+		}
+		writeRaw(r, pieces...)
+	})
+	ctx, cancel := context.WithCancel(testContext(t))
+	req := leaseFetchRequest()
+	l, err := tr.lease(ctx, fc.Addr(), req)
+	require.NoError(t, err)
+	time.AfterFunc(20*time.Millisecond, cancel)
+	_, err = l.roundTrip(ctx, req)
+	require.ErrorIs(t, err, context.Canceled)
+	l.release()
+	require.Eventually(t, func() bool { return fc.Brokers[0].NumClosed() == 1 }, 10*time.Second, time.Millisecond)
+
+	ctx2 := testContext(t)
+	req = leaseFetchRequest()
+	l2, err := tr.lease(ctx2, fc.Addr(), req)
+	require.NoError(t, err)
+	defer l2.release()
+	require.True(t, l.c != l2.c)
+	res, err := l2.roundTrip(ctx2, req)
+	require.NoError(t, err)
+	require.Len(t, res.(*fetch.Response).Topics, 1)
+}
+
+// A request sent on a lease whose response is never asked for leaves that
+// response to come on the connection: release drops the connection rather
+// than give the next holder a socket with someone else's response on it.
+func TestLeaseReleasedWithResponseUnreadDropsConnection(t *testing.T) {
+	fc, tr := leaseBroker(t, func(r *fakebroker.Request) {
+		writeRaw(r, fetchFrameV11(r.ID, 10, streamBatch(t, 0, 10))...)
+	})
+	ctx := testContext(t)
+	req := leaseFetchRequest()
+	l, err := tr.lease(ctx, fc.Addr(), req)
+	require.NoError(t, err)
+	_, _, err = l.send(ctx, req)
+	require.NoError(t, err)
+	l.release()
+	require.Eventually(t, func() bool { return fc.Brokers[0].NumClosed() == 1 }, 10*time.Second, time.Millisecond)
+	l2, err := tr.lease(ctx, fc.Addr(), req)
+	require.NoError(t, err)
+	defer l2.release()
+	require.True(t, l.c != l2.c)
+	res, err := l2.roundTrip(ctx, req)
+	require.NoError(t, err)
+	require.Len(t, res.(*fetch.Response).Topics, 1)
 }
