@@ -66,7 +66,7 @@ func (p *connPool) lease(ctx context.Context) (*connLease, error) {
 // that version and the request's correlation ID. A request that expects no
 // response (a Produce with acks=0) is complete once written.
 func (l *connLease) send(ctx context.Context, req protocol.Message) (version int16, id int32, err error) {
-	if l.reading {
+	if l.reading || l.awaiting {
 		return 0, 0, errors.New("kafka: a leased connection sends one request at a time")
 	}
 	c := l.c
@@ -202,10 +202,11 @@ func (l *connLease) release() {
 		// The socket is at the end of the response (bytes of it left in
 		// the read-ahead buffer are simply dropped).
 		l.pool.release(l.c, false)
-	case l.hdrRead < len(l.hdr) && b.timeout <= 0:
-		// Interrupted before the response started, with no bound on when
-		// it will: a broker may hold a JoinGroup for minutes.
-		l.c.close(errors.New("kafka: leased request abandoned before its response"))
+	case b.timeout <= 0:
+		// Nothing bounds when the rest will come (a broker may hold a
+		// JoinGroup for minutes): a connection is cheaper than a
+		// goroutine and a connection held for that long.
+		l.c.close(errors.New("kafka: leased request abandoned before the end of its response"))
 		l.pool.release(l.c, false)
 	default:
 		// The holder stopped before the end of the response (its
@@ -223,7 +224,8 @@ func (l *connLease) release() {
 
 // skip reads the rest of an abandoned response off the connection, from
 // the background: the rest of its header first, if the holder had not
-// read it all, each wait bounded by the timeout the holder had.
+// read it all, each wait bounded by the timeout the holder had; with none
+// for the body, the connection is given up instead.
 func (l *connLease) skip() error {
 	c, left := l.c, l.body.left
 	if l.hdrRead < len(l.hdr) {
@@ -237,13 +239,14 @@ func (l *connLease) skip() error {
 		}
 		c.nc.SetReadDeadline(time.Time{})
 	}
-	if l.readTimeout > 0 {
+	if left > 0 && l.readTimeout <= 0 {
+		return errors.New("kafka: leased request abandoned before the end of its response")
+	}
+	if left > 0 {
 		c.nc.SetReadDeadline(time.Now().Add(l.readTimeout))
-	}
-	if _, err := c.br.Discard(left); err != nil {
-		return eof.Unexpected(err)
-	}
-	if l.readTimeout > 0 {
+		if _, err := c.br.Discard(left); err != nil {
+			return eof.Unexpected(err)
+		}
 		c.nc.SetReadDeadline(time.Time{})
 	}
 	return nil
