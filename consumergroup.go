@@ -519,7 +519,20 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 		if cg.isClosed() {
 			return memberID, ErrGroupClosed
 		}
-		return memberID, gen.fatalErr()
+		if err := gen.fatalErr(); err != nil {
+			return memberID, err
+		}
+		if gen.lostMember() {
+			// Dropped by the coordinator (a session that expired): the
+			// partitions are lost, not given up, and the member joins
+			// again as a new one, at once, as the Java client does.
+			cg.withErrorLogger(func(l Logger) {
+				l.Printf("group %s no longer knows member %s: joining as a new member", cg.config.ID, memberID)
+			})
+			cg.owned = nil
+			return "", nil
+		}
+		return memberID, nil
 	}
 }
 

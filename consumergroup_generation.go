@@ -47,6 +47,12 @@ type Generation struct {
 	// fatal, set with mu held, is the error that ended the generation for
 	// good (see fatalGroupError).
 	fatal error
+	// memberUnknown, set with mu held, records that the coordinator
+	// answered a heartbeat or commit of this classic generation with
+	// UNKNOWN_MEMBER_ID: the member ID is gone, and the member rejoins as
+	// a new one at once (a JoinGroup with the old ID would only be
+	// refused, then cost JoinGroupBackoff).
+	memberUnknown bool
 
 	instanceID      string
 	retentionMillis int64
@@ -108,6 +114,25 @@ func (g *Generation) fail(err error) {
 		g.fatal = err
 	}
 	g.end()
+}
+
+// noteError records what err, the answer to one of this generation's
+// heartbeats or commits, says about the membership.
+func (g *Generation) noteError(err error) {
+	if g.memberEpoch != nil || !errors.Is(err, UnknownMemberId) {
+		return // the "consumer" protocol handles its own member IDs
+	}
+	g.mu.Lock()
+	g.memberUnknown = true
+	g.mu.Unlock()
+}
+
+// lostMember tells whether the coordinator no longer knows this
+// generation's member ID.
+func (g *Generation) lostMember() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.memberUnknown
 }
 
 func (g *Generation) fatalErr() error {
@@ -213,6 +238,7 @@ func (g *Generation) CommitOffsets(offsets map[string]map[int]int64) error {
 					g.fail(fatal)
 					return fatal
 				}
+				g.noteError(err)
 				return err
 			}
 		}
@@ -259,6 +285,7 @@ func (g *Generation) heartbeatLoop(interval time.Duration) {
 				return
 			}
 			if err != nil {
+				g.noteError(err)
 				if !errors.Is(err, RebalanceInProgress) {
 					g.logError(func(l Logger) { l.Printf("heartbeat of group %s failed: %v", g.GroupID, err) })
 				}

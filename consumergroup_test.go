@@ -157,6 +157,12 @@ type stubCoordinator struct {
 	syncErr        int16
 	joinErr        int16
 	skipAssignment bool
+
+	// unknownMember is a member ID the coordinator forgot: its JoinGroups
+	// get UNKNOWN_MEMBER_ID; newMemberID, when set, is the ID handed to
+	// members joining without one (else "m-1").
+	unknownMember string
+	newMemberID   string
 }
 
 func (s *stubCoordinator) RoundTrip(ctx context.Context, addr net.Addr, req Request) (Response, error) {
@@ -172,15 +178,22 @@ func (s *stubCoordinator) RoundTrip(ctx context.Context, addr net.Addr, req Requ
 		return &apiversions.Response{ApiKeys: []apiversions.ApiKeyResponse{{ApiKey: int16(protocol.JoinGroup), MaxVersion: max}}}, nil
 	case *joingroup.Request:
 		s.joins++
+		newID := "m-1"
+		if s.newMemberID != "" {
+			newID = s.newMemberID
+		}
 		if r.MemberID == "" && r.GroupInstanceID == "" {
-			return &joingroup.Response{ErrorCode: int16(MemberIDRequired), MemberID: "m-1"}, nil
+			return &joingroup.Response{ErrorCode: int16(MemberIDRequired), MemberID: newID}, nil
+		}
+		if r.MemberID != "" && r.MemberID == s.unknownMember {
+			return &joingroup.Response{ErrorCode: int16(UnknownMemberId)}, nil
 		}
 		if r.MemberID != "" && s.joinErr != 0 {
 			return &joingroup.Response{ErrorCode: s.joinErr}, nil
 		}
 		memberID := r.MemberID
 		if memberID == "" {
-			memberID = "m-1" // a static member gets its ID at once
+			memberID = newID // a static member gets its ID at once
 		}
 		res := &joingroup.Response{GenerationID: int32(s.joins), ProtocolName: r.Protocols[0].Name, LeaderID: memberID, MemberID: memberID, SkipAssignment: s.skipAssignment}
 		res.Members = []joingroup.ResponseMember{{MemberID: memberID, GroupInstanceID: r.GroupInstanceID, Metadata: r.Protocols[0].Metadata}}
