@@ -388,6 +388,16 @@ func (cg *ConsumerGroup) asFatal(err error) error {
 	return nil
 }
 
+// memberLostError ends a classic generation whose heartbeat or commit was
+// answered UNKNOWN_MEMBER_ID: the coordinator no longer knows the member.
+type memberLostError struct{ group, memberID string }
+
+func (e *memberLostError) Error() string {
+	return fmt.Sprintf("kafka: group %s no longer knows member %s (its partitions are lost): joining as a new member: %v", e.group, e.memberID, UnknownMemberId)
+}
+
+func (e *memberLostError) Unwrap() error { return UnknownMemberId }
+
 // run joins generation after generation until the group is closed. Only
 // the member ID carries over from one generation to the next.
 func (cg *ConsumerGroup) run() {
@@ -408,6 +418,14 @@ func (cg *ConsumerGroup) run() {
 		case errors.Is(err, ErrGroupClosed) || cg.isClosed():
 			cg.leaveGroup(memberID)
 			return
+		case errors.As(err, new(*memberLostError)):
+			// Dropped by the coordinator (a session that expired): the
+			// partitions are lost, not given up. Next reports it first, so
+			// that a Reader stops what it still reads of them; then the
+			// member joins again as a new one, at once, as the Java client
+			// does (a JoinGroup with the old ID would only be refused).
+			cg.owned = nil
+			memberID = ""
 		case errors.Is(err, RebalanceInProgress):
 			// Rejoin at once with the same member ID: the coordinator holds
 			// the JoinGroup until the rebalance completes. The partitions
@@ -523,14 +541,7 @@ func (cg *ConsumerGroup) nextGeneration(memberID string) (string, error) {
 			return memberID, err
 		}
 		if gen.lostMember() {
-			// Dropped by the coordinator (a session that expired): the
-			// partitions are lost, not given up, and the member joins
-			// again as a new one, at once, as the Java client does.
-			cg.withErrorLogger(func(l Logger) {
-				l.Printf("group %s no longer knows member %s: joining as a new member", cg.config.ID, memberID)
-			})
-			cg.owned = nil
-			return "", nil
+			return memberID, &memberLostError{group: cg.config.ID, memberID: memberID}
 		}
 		return memberID, nil
 	}

@@ -234,6 +234,12 @@ func (g *Generation) CommitOffsets(offsets map[string]map[int]int64) error {
 	for _, t := range m.(*offsetcommit.Response).Topics {
 		for _, p := range t.Partitions {
 			if err := makeError(p.ErrorCode, ""); err != nil {
+				if errors.Is(err, FencedInstanceID) && g.lostMember() {
+					// A late commit with the dropped member ID, after the
+					// member rejoined with its GroupInstanceID under a new
+					// one: that ID is fenced now, the member is not.
+					return err
+				}
 				if fatal := g.cg.asFatal(err); fatal != nil {
 					g.fail(fatal)
 					return fatal

@@ -455,9 +455,11 @@ func TestReaderCooperativeStaleCommitLoopLeavesNextGeneration(t *testing.T) {
 	r.mu.Lock()
 	close(hold)
 	// Generation 2 ends (heartbeat) before the Reader starts its commit
-	// loop; the group joins generation 3.
-	waitStub(t, stub, "join 3", func() bool { return stub.joins >= 3 })
+	// loop; once the Reader has heard of the loss (Next), the group joins
+	// generation 3.
+	time.Sleep(300 * time.Millisecond)
 	r.mu.Unlock()
+	waitStub(t, stub, "join 3", func() bool { return stub.joins >= 3 })
 	time.Sleep(2 * time.Second) // the stale loop's flush and its retries
 	r.mu.Lock()
 	n := len(r.coop)

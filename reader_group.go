@@ -142,11 +142,13 @@ func (o offsetStash) reset() {
 
 // commitWithRetry commits offsets, trying up to readerCommitAttempts times.
 // A fatal error (see fatalGroupError) is not retried: it stops the reader
-// before the caller hears of it.
+// before the caller hears of it. Nor is UNKNOWN_MEMBER_ID: the member ID
+// is gone, and a retry once the member has rejoined (a static member under
+// a new ID) could only be refused again.
 func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
 	err := gen.CommitOffsets(offsets)
 	var fatal *fatalGroupError
-	for attempt := 1; err != nil && attempt < readerCommitAttempts && !errors.As(err, &fatal); attempt++ {
+	for attempt := 1; err != nil && attempt < readerCommitAttempts && !errors.As(err, &fatal) && !errors.Is(err, UnknownMemberId); attempt++ {
 		if !sleep(r.life, backoff(attempt, readerCommitBackoffMin, readerCommitBackoffMax)) {
 			break
 		}
