@@ -409,12 +409,12 @@ func readRawFrame(r io.Reader) ([]byte, error) {
 		// not end before it.
 		return nil, eof.Unexpected(err)
 	}
-	size := int32(binary.BigEndian.Uint32(hdr[:]))
-	if size < 4 {
-		return nil, fmt.Errorf("kafka: invalid response frame size %d", size)
+	size, err := responseFrameSize(hdr[:], "")
+	if err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
-	buf.Grow(4 + min(int(size), 1<<20))
+	buf.Grow(4 + min(size, 1<<20))
 	buf.Write(hdr[:])
 	if _, err := io.CopyN(&buf, r, int64(size)); err != nil {
 		if errors.Is(err, io.EOF) {

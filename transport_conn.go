@@ -356,23 +356,23 @@ func (c *brokerConn) readResponses(br *bufio.Reader) error {
 			// retry on, never a bare io.EOF.
 			return eof.Unexpected(err)
 		}
-		size := int32(binary.BigEndian.Uint32(hdr[:4]))
-		id := int32(binary.BigEndian.Uint32(hdr[4:]))
-		if size < 4 {
-			return fmt.Errorf("kafka: invalid response frame size %d from broker %s", size, c.address)
+		size, err := responseFrameSize(hdr, c.address)
+		if err != nil {
+			return err
 		}
+		id := int32(binary.BigEndian.Uint32(hdr[4:]))
 		c.mu.Lock()
 		call := c.pending[id]
 		delete(c.pending, id)
 		c.mu.Unlock()
 		if call == nil {
 			// Nobody waits for it any more (its context ended).
-			if _, err := br.Discard(4 + int(size)); err != nil {
+			if _, err := br.Discard(4 + size); err != nil {
 				return eof.Unexpected(err)
 			}
 			continue
 		}
-		fr := &frameReader{r: br, left: 4 + int(size)}
+		fr := &frameReader{r: br, left: 4 + size}
 		_, msg, err := protocol.ReadResponse(fr, call.key, call.version)
 		if fr.err == nil && fr.left > 0 {
 			// The decoder gave up before the end of the frame.

@@ -124,14 +124,14 @@ func (l *connLease) response(ctx context.Context, id int32, headerTimeout, readT
 // frameLeft checks the frame header in l.hdr, read whole, and returns the
 // length of the body that follows it.
 func (l *connLease) frameLeft() (int, error) {
-	size := int32(binary.BigEndian.Uint32(l.hdr[:4]))
-	if size < 4 {
-		return 0, fmt.Errorf("kafka: invalid response frame size %d from broker %s", size, l.c.address)
+	size, err := responseFrameSize(l.hdr[:], l.c.address)
+	if err != nil {
+		return 0, err
 	}
 	if got := int32(binary.BigEndian.Uint32(l.hdr[4:])); got != l.id {
 		return 0, fmt.Errorf("kafka: broker %s answered correlation ID %d to request %d", l.c.address, got, l.id)
 	}
-	return int(size) - 4, nil
+	return size - 4, nil
 }
 
 // bodyError is the error to report for a failed read of the response:
