@@ -206,7 +206,7 @@ func (l *connLease) release() {
 		// Nothing bounds when the rest will come (a broker may hold a
 		// JoinGroup for minutes): a connection is cheaper than a
 		// goroutine and a connection held for that long.
-		l.c.close(errors.New("kafka: leased request abandoned before the end of its response"))
+		l.c.close(errLeaseAbandoned)
 		l.pool.release(l.c, false)
 	default:
 		// The holder stopped before the end of the response (its
@@ -221,6 +221,10 @@ func (l *connLease) release() {
 		}()
 	}
 }
+
+// errLeaseAbandoned closes a connection whose holder left a response
+// unread with no timeout to bound the wait for the rest.
+var errLeaseAbandoned = errors.New("kafka: leased request abandoned before the end of its response")
 
 // skip reads the rest of an abandoned response off the connection, from
 // the background: the rest of its header first, if the holder had not
@@ -240,7 +244,7 @@ func (l *connLease) skip() error {
 		c.nc.SetReadDeadline(time.Time{})
 	}
 	if left > 0 && l.readTimeout <= 0 {
-		return errors.New("kafka: leased request abandoned before the end of its response")
+		return errLeaseAbandoned
 	}
 	if left > 0 {
 		c.nc.SetReadDeadline(time.Now().Add(l.readTimeout))
