@@ -2,30 +2,44 @@ package protocol
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"sync"
 	"sync/atomic"
 )
 
-// msgType is a registered request or response type with its codec for
-// every version it supports.
+// msgType is a registered request or response type. Its codec of each
+// version is compiled on first use: a program keeps the codecs of the few
+// APIs and versions it speaks, not of all 40 APIs at every version, which
+// would stay on the heap, and be marked by every garbage collection, for
+// the life of the process.
 type msgType struct {
 	key      ApiKey
 	typ      reflect.Type // the struct type (messages are used as pointers)
 	min, max int16
 	flexFrom int16 // first flexible version, MaxInt16 when none
-	codecs   []*codec
+	codecs   []atomic.Pointer[codec]
 }
 
 func (m *msgType) flexible(v int16) bool { return v >= m.flexFrom }
 
-// codecFor returns the codec of version v, or nil when v is out of range.
-func (m *msgType) codecFor(v int16) *codec {
-	if m == nil || v < m.min || v > m.max {
-		return nil
+// codecFor returns the codec of version v, compiling it the first time;
+// an error when v is out of range or the struct tags are malformed.
+func (m *msgType) codecFor(v int16) (*codec, error) {
+	if v < m.min || v > m.max {
+		return nil, versionError(m.key, v, m)
 	}
-	return m.codecs[v-m.min]
+	slot := &m.codecs[v-m.min]
+	if c := slot.Load(); c != nil {
+		return c, nil
+	}
+	// Two first uses at once compile under the compiler's lock and get
+	// the same cached struct codec.
+	c, err := codecs.compile(m.typ, v, m.flexible(v), false, true)
+	if err != nil {
+		return nil, fmt.Errorf("%s v%d: %w", m.typ, v, err)
+	}
+	slot.Store(c)
+	return c, nil
 }
 
 func (m *msgType) newMessage() Message {
@@ -65,9 +79,10 @@ func init() {
 func currentRegistry() *registrySnapshot { return registry.Load() }
 
 // Register makes req and res the request and response types of their API
-// (the ApiKey they return). Their struct tags are parsed and compiled for
-// every version right away, so a malformed tag panics at init time rather
-// than failing a request later.
+// (the ApiKey they return). Their version headers are read right away (a
+// malformed one panics); the codec of each version is compiled on its first
+// use, where a malformed field tag is an error (TestEveryMessageRoundTrips
+// compiles every version of every registered type).
 func Register(req, res Message) {
 	types := compileTypes(req, res)
 	updateRegistry(func(s *registrySnapshot) {
@@ -142,7 +157,7 @@ func messageStructType(m Message) (reflect.Type, error) {
 }
 
 // compileMessage reads the version header of a message type (its `_`
-// field) and builds the codec of each version.
+// field); the codecs of its versions are built on first use (codecFor).
 func compileMessage(m Message) (*msgType, error) {
 	t, err := messageStructType(m)
 	if err != nil {
@@ -168,16 +183,7 @@ func compileMessage(m Message) (*msgType, error) {
 	if mt.max-mt.min > 1000 {
 		return nil, fmt.Errorf("%s: unreasonable version range v%d-v%d", t, mt.min, mt.max)
 	}
-	for v := mt.min; v <= mt.max; v++ {
-		c, err := codecs.compile(t, v, mt.flexible(v), false, true)
-		if err != nil {
-			return nil, fmt.Errorf("v%d: %w", v, err)
-		}
-		mt.codecs = append(mt.codecs, c)
-		if v == math.MaxInt16 {
-			break
-		}
-	}
+	mt.codecs = make([]atomic.Pointer[codec], int(mt.max-mt.min)+1)
 	return mt, nil
 }
 

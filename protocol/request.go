@@ -9,9 +9,9 @@ func WriteRequest(w io.Writer, apiVersion int16, correlationID int32, clientID s
 	if err != nil {
 		return err
 	}
-	c := mt.codecFor(apiVersion)
-	if c == nil {
-		return versionError(msg.ApiKey(), apiVersion, mt)
+	c, err := mt.codecFor(apiVersion)
+	if err != nil {
+		return err
 	}
 	if len(clientID) > 1<<15-1 {
 		return errStringTooLong
@@ -48,9 +48,9 @@ func ReadRequest(r io.Reader) (apiVersion int16, correlationID int32, clientID s
 	if !ok {
 		return apiVersion, correlationID, clientID, nil, unsupportedAPI(key)
 	}
-	c := types.req.codecFor(apiVersion)
-	if c == nil {
-		return apiVersion, correlationID, clientID, nil, versionError(key, apiVersion, types.req)
+	c, err := types.req.codecFor(apiVersion)
+	if err != nil {
+		return apiVersion, correlationID, clientID, nil, err
 	}
 	if types.req.flexible(apiVersion) {
 		skipTaggedFields(&rd)

@@ -14,9 +14,9 @@ func WriteResponse(w io.Writer, apiVersion int16, correlationID int32, msg Messa
 	if err != nil {
 		return err
 	}
-	c := mt.codecFor(apiVersion)
-	if c == nil {
-		return versionError(msg.ApiKey(), apiVersion, mt)
+	c, err := mt.codecFor(apiVersion)
+	if err != nil {
+		return err
 	}
 	hdr := frameHeader{
 		tagged:        responseHeaderFlexible(msg.ApiKey(), mt.flexible(apiVersion)),
@@ -32,9 +32,9 @@ func ReadResponse(r io.Reader, apiKey ApiKey, apiVersion int16) (correlationID i
 	if !ok {
 		return 0, nil, unsupportedAPI(apiKey)
 	}
-	c := types.res.codecFor(apiVersion)
-	if c == nil {
-		return 0, nil, versionError(apiKey, apiVersion, types.res)
+	c, err := types.res.codecFor(apiVersion)
+	if err != nil {
+		return 0, nil, err
 	}
 	size, frame, err := readFrame(r)
 	if err != nil {

@@ -57,9 +57,9 @@ func NewResponseStream(src StreamSource, size int, key ApiKey, version int16) (*
 	if !ok {
 		return nil, unsupportedAPI(key)
 	}
-	c := types.res.codecFor(version)
-	if c == nil {
-		return nil, versionError(key, version, types.res)
+	c, err := types.res.codecFor(version)
+	if err != nil {
+		return nil, err
 	}
 	if size < 0 {
 		return nil, fmt.Errorf("kafka protocol: negative response size %d", size)
