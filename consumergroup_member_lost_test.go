@@ -110,17 +110,11 @@ func TestMemberLostCooperativeHeartbeatUnknownMemberStopsPartitions(t *testing.T
 	// The join may start while the Reader is still stopping its partition
 	// readers (it heard of the loss just before): wait until no fetch came
 	// for 200 ms (they fetch every MaxWait, 10 ms, while they run), or 5 s.
-	fetches := func() int {
+	before := settledFetches(func() int {
 		stub.mu.Lock()
 		defer stub.mu.Unlock()
 		return stub.fetches[0] + stub.fetches[1]
-	}
-	before := fetches()
-	for quiet := time.Now(); time.Since(quiet) < 200*time.Millisecond && ctx.Err() == nil; time.Sleep(10 * time.Millisecond) {
-		if n := fetches(); n != before {
-			before, quiet = n, time.Now()
-		}
-	}
+	}, 200*time.Millisecond, 5*time.Second)
 	// Both partitions have records without end: any message now comes from
 	// a partition reader the coordinator no longer counts as this member's.
 	wctx, wcancel := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -250,9 +244,13 @@ func TestMemberLostEagerLostPartitionRestartsAtCommitted(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no rejoin")
 	}
-	stub.mu.Lock()
-	before := stub.fetches[0]
-	stub.mu.Unlock()
+	// A fetch sent before the stop may arrive after the JoinGroup: count
+	// from a quiet window (settledFetches).
+	before := settledFetches(func() int {
+		stub.mu.Lock()
+		defer stub.mu.Unlock()
+		return stub.fetches[0]
+	}, 100*time.Millisecond, 2*time.Second)
 	time.Sleep(100 * time.Millisecond)
 	stub.mu.Lock()
 	during := stub.fetches[0] - before

@@ -155,6 +155,22 @@ func (s *coopGroupStub) setLimit(p int32, limit int64) {
 	s.limits[p] = limit
 }
 
+// settledFetches waits until fetches() has not changed for quiet (at most
+// limit) and returns its last value. A fetch a partition reader sent before
+// it stopped may reach a stub after a request the test waits for (it comes
+// on another connection); a reader still running fetches every MaxWait and
+// never lets a window of quiet pass, so counting from here tells the two
+// apart without depending on how fast the machine is.
+func settledFetches(fetches func() int, quiet, limit time.Duration) int {
+	n := fetches()
+	for since, start := time.Now(), time.Now(); time.Since(since) < quiet && time.Since(start) < limit; time.Sleep(5 * time.Millisecond) {
+		if m := fetches(); m != n {
+			n, since = m, time.Now()
+		}
+	}
+	return n
+}
+
 // waitStub waits until cond, read under the stub's lock, holds.
 func waitStub(t *testing.T, s *coopGroupStub, what string, cond func() bool) {
 	t.Helper()
@@ -278,7 +294,6 @@ func TestReaderBatchesOfKeptPartitionReaders(t *testing.T) {
 // it joins), and the leader then assigns this member's partitions to
 // others while it would still be reading them.
 func TestReaderCooperativeWithEagerBalancerRevokesBeforeJoin(t *testing.T) {
-	var fetchesAtJoin int
 	release := make(chan struct{})
 	joined := make(chan struct{})
 	stub := newCoopGroupStub(func(gen int) []int {
@@ -297,7 +312,6 @@ func TestReaderCooperativeWithEagerBalancerRevokesBeforeJoin(t *testing.T) {
 		if n != 2 {
 			return nil
 		}
-		fetchesAtJoin = stub.fetches[0]
 		close(joined)
 		return release
 	}
@@ -331,21 +345,13 @@ func TestReaderCooperativeWithEagerBalancerRevokesBeforeJoin(t *testing.T) {
 	}
 	// While the coordinator holds the JoinGroup, partition 0 is not
 	// fetched (a running reader would, every MaxWait, the records being
-	// all read): its reader stopped before the join. A fetch it sent
-	// before stopping may reach the stub after the JoinGroup (another
-	// connection): the count starts once none came for 100 ms (at most
-	// 2 s, which a running reader never gives).
-	fetches := func() int {
+	// all read): its reader stopped before the join. The count starts
+	// once none came for 100 ms (settledFetches).
+	base := settledFetches(func() int {
 		stub.mu.Lock()
 		defer stub.mu.Unlock()
 		return stub.fetches[0]
-	}
-	base := fetchesAtJoin
-	for quiet, start := time.Now(), time.Now(); time.Since(quiet) < 100*time.Millisecond && time.Since(start) < 2*time.Second; time.Sleep(5 * time.Millisecond) {
-		if n := fetches(); n != base {
-			base, quiet = n, time.Now()
-		}
-	}
+	}, 100*time.Millisecond, 2*time.Second)
 	time.Sleep(50 * time.Millisecond)
 	stub.mu.Lock()
 	during := stub.fetches[0] - base
