@@ -114,7 +114,7 @@ func (b *bench) writeIdle(rows []idleRow) error {
 	fmt.Fprintf(&sb, "- Workload: one process per client creates a synchronous producer (acks=1) and writes one %d-byte message to a topic of %d partitions, "+
 		"then starts a consumer of its partition 0 and stays idle for %s; the cluster (a fresh embedded 3-broker cluster per run) holds that topic only, "+
 		"or 1000 topics of %d partitions (10,000 partitions) of which the program uses one.\n", spreadSize, idlePartitions, idleWindow(b.o.quick), idlePartitions)
-	fmt.Fprintf(&sb, "- This project: %s.\n", gitState(b.o.repo))
+	fmt.Fprintf(&sb, "- This project: %s.\n", b.built)
 	fmt.Fprintf(&sb, "- First ack: from creating the producer to the acknowledgement of its first message (metadata lookups and connections included). "+
 		"Idle CPU: the process's user+system time over the idle window. RSS: resident set at the end of the window, and the peak of the whole run. "+
 		"Goroutines and sockets: the most the sampler saw (every 100 ms).\n\n")

@@ -401,6 +401,10 @@ type bench struct {
 	seq     int
 	runs    []results.Run
 	fails   []string
+	// built is the project's commit and working tree as the fork load
+	// generator was built from them (gitState), taken before the build:
+	// edits made while the run goes on are not in what it measures.
+	built string
 }
 
 func run(ctx context.Context, args []string) error {
@@ -438,6 +442,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	b.built = gitState(o.repo)
 	if b.bins, err = build(ctx, o.repo, dir, !o.external, need); err != nil {
 		if o.external || ctx.Err() != nil {
 			return err
@@ -542,7 +547,7 @@ func run(ctx context.Context, args []string) error {
 		header = append(header, fmt.Sprintf("- Brokers: the embedded cluster (itest/cmd/cluster: franz-go's kfake, 3 brokers in one process on free ports the tool picks), "+
 			"a fresh cluster process for every run, started by the tool; each run writes to a new topic of %d partitions, replication 1.", o.partitions))
 	}
-	header = append(header, "- This project: "+gitState(o.repo)+" (the fork load generator is built from the working tree).")
+	header = append(header, "- This project: "+b.built+" (the fork load generator is built from the working tree at the start).")
 	if o.note != "" {
 		header = append(header, "- Note: "+o.note)
 	}

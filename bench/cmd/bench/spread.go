@@ -152,7 +152,7 @@ func (b *bench) writeSpread(kind spreadKind, rows []spreadRow, messages int) err
 	fmt.Fprintf(&sb, "- Machine: %s; load average %s at the end.\n", machine(), loadAvg())
 	fmt.Fprintf(&sb, "- Workload: %d messages of %d bytes, %s; uncompressed, acks=1, async; "+
 		"a fresh embedded 3-broker cluster and new topics per run.\n", messages, spreadSize, kind.what)
-	fmt.Fprintf(&sb, "- This project: %s.\n", gitState(b.o.repo))
+	fmt.Fprintf(&sb, "- This project: %s.\n", b.built)
 	fmt.Fprintf(&sb, "- CPU is the client process's user+system time per million messages; RSS its peak; goroutines and sockets (open connections) the most its sampler saw (every 50 ms).\n\n")
 	for _, name := range spreadCases {
 		if c := caseByName(name); c != nil {
