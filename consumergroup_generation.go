@@ -37,13 +37,12 @@ type Generation struct {
 
 	cg *ConsumerGroup
 
-	// mu guards ended/isOver and fatal. ended is closed, and isOver set,
-	// when the generation ends; fns tracks the functions Start began before
-	// that, which close waits for.
-	mu     sync.Mutex
-	ended  chan struct{}
-	isOver bool
-	fns    sync.WaitGroup
+	// mu guards the closing of ended, and fatal. ended is closed when the
+	// generation ends; fns tracks the functions Start began before that,
+	// which close waits for.
+	mu    sync.Mutex
+	ended chan struct{}
+	fns   sync.WaitGroup
 	// fatal, set with mu held, is the error that ended the generation for
 	// good (see fatalGroupError).
 	fatal error
@@ -99,8 +98,7 @@ func chanClosed(ch <-chan struct{}) bool {
 
 // end marks the generation over; the caller holds g.mu.
 func (g *Generation) end() {
-	if !g.isOver {
-		g.isOver = true
+	if !chanClosed(g.ended) {
 		close(g.ended)
 	}
 }
@@ -155,7 +153,7 @@ func (g *Generation) close() {
 func (g *Generation) Start(fn func(ctx context.Context)) {
 	ctx := generationContext{g}
 	g.mu.Lock()
-	tracked := !g.isOver
+	tracked := !chanClosed(g.ended)
 	if tracked {
 		// Counted while mu is held, so that close, which ends the
 		// generation under mu first, cannot miss it.
@@ -176,11 +174,7 @@ func (g *Generation) Start(fn func(ctx context.Context)) {
 }
 
 // over tells whether the generation has ended.
-func (g *Generation) over() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.isOver
-}
+func (g *Generation) over() bool { return chanClosed(g.ended) }
 
 // stop ends the generation without waiting for its functions, one of
 // which may be the caller; the group then joins the next one.

@@ -1,5 +1,7 @@
 package kafka
 
+import "github.com/segmentio/kafka-go/internal/keeplimit"
+
 // keyValueSlab copies the keys and values of fetched messages for the
 // program to own. Small ones (up to keyValueSlabMax bytes together) are cut
 // from shared arrays of keyValueSlabSize bytes: one allocation per few dozen
@@ -15,9 +17,10 @@ type keyValueSlab struct {
 	free []byte // the unused rest of the current array
 }
 
+// The limits of internal/keeplimit, shared with the headers' arrays.
 const (
-	keyValueSlabSize = 4096
-	keyValueSlabMax  = keyValueSlabSize / 8
+	keyValueSlabSize = keeplimit.ArrayBytes
+	keyValueSlabMax  = keeplimit.MaxShared
 )
 
 // copy returns copies of k and v in one piece of memory: nil (null) stays

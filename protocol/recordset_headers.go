@@ -1,6 +1,10 @@
 package protocol
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/segmentio/kafka-go/internal/keeplimit"
+)
 
 // rbHeaderArena gives the records of one streamed batch their headers for
 // the program to keep, without allocations per record: records whose header
@@ -21,8 +25,8 @@ type rbHeaderArena struct {
 
 const (
 	rbHeaderArenaRecords = 32
-	rbHeaderArenaBytes   = 4096
-	rbHeaderArenaMax     = 512
+	rbHeaderArenaBytes   = keeplimit.ArrayBytes // internal/keeplimit, as for keys and values
+	rbHeaderArenaMax     = keeplimit.MaxShared
 	rbHeaderSize         = int(unsafe.Sizeof(Header{}))
 )
 
