@@ -7,7 +7,8 @@ import (
 	"sync/atomic"
 )
 
-// rbBuf is a growable byte slice recycled through rbBufPool (or rbInPool).
+// rbBuf is a growable byte slice recycled through rbKeepOut and rbBufPool
+// (or rbKeepIn and rbInPool).
 // Encoders append to b directly; Write lets compressors append to it as well.
 type rbBuf struct {
 	b  []byte
@@ -26,7 +27,10 @@ const rbMaxPooledCap = 16 << 20
 var rbBufPool = sync.Pool{New: func() any { return &rbBuf{b: make([]byte, 0, 4096)} }}
 
 func rbGetBuf() *rbBuf {
-	p := rbBufPool.Get().(*rbBuf)
+	p := rbKeepOut.get()
+	if p == nil {
+		p = rbBufPool.Get().(*rbBuf)
+	}
 	p.b = p.b[:0]
 	return p
 }
@@ -36,10 +40,14 @@ func rbPutBuf(p *rbBuf) {
 		return
 	}
 	if p.in {
-		rbInPool.Put(p)
+		if !rbKeepIn.put(p) {
+			rbInPool.Put(p)
+		}
 		return
 	}
-	rbBufPool.Put(p)
+	if !rbKeepOut.put(p) {
+		rbBufPool.Put(p)
+	}
 }
 
 // rbInPool holds the buffers a BatchStream reads compressed batches into,
@@ -50,7 +58,10 @@ var rbInPool = sync.Pool{New: func() any { return &rbBuf{in: true} }}
 
 // rbGetInBuf returns a buffer of rbInPool of length n.
 func rbGetInBuf(n int) *rbBuf {
-	p := rbInPool.Get().(*rbBuf)
+	p := rbKeepIn.get()
+	if p == nil {
+		p = rbInPool.Get().(*rbBuf)
+	}
 	p.b = rbGrowTo(p.b[:0], n)[:n]
 	return p
 }
