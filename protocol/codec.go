@@ -117,6 +117,10 @@ type codecKey struct {
 type compiler struct {
 	mu    sync.Mutex
 	cache map[codecKey]*codec
+	// added lists the struct codecs cached by the compile in progress: when
+	// it fails, all of them go, since one built while a failing one was
+	// under way may hold that one's empty codec (a recursive type).
+	added []codecKey
 	// defaults holds the default value of struct types, an invalid Value
 	// for those whose default is the zero value.
 	defaults map[reflect.Type]reflect.Value
@@ -127,7 +131,16 @@ var codecs = compiler{cache: make(map[codecKey]*codec), defaults: make(map[refle
 func (c *compiler) compile(t reflect.Type, version int16, flexible, nullable, strict bool) (*codec, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.build(t, version, flexible, nullable, strict)
+	c.added = c.added[:0]
+	sc, err := c.build(t, version, flexible, nullable, strict)
+	if err != nil {
+		for _, k := range c.added {
+			delete(c.cache, k)
+		}
+	}
+	clear(c.added)
+	c.added = c.added[:0]
+	return sc, err
 }
 
 func (c *compiler) build(t reflect.Type, version int16, flexible, nullable, strict bool) (*codec, error) {
@@ -200,9 +213,9 @@ func (c *compiler) build(t reflect.Type, version int16, flexible, nullable, stri
 		}
 		sc := &codec{}
 		c.cache[key] = sc
+		c.added = append(c.added, key)
 		if err := c.buildStruct(sc, t, version, flexible, strict); err != nil {
-			delete(c.cache, key)
-			return nil, err
+			return nil, err // compile removes it, with what was built meanwhile
 		}
 		return sc, nil
 	}

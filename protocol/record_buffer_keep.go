@@ -14,7 +14,9 @@ import (
 // zstd values (docs/bench/consumer/PROFILE.md). It holds at most
 // rbKeepBytes, and lets go of all of it at a collection when nothing was
 // taken since the one before, so a program that stops reading gets the
-// memory back after a collection or two, as from a sync.Pool.
+// memory back after a collection or two, as from a sync.Pool. (A finalizer
+// of the program that never returns would stop the hook: the buffers kept
+// then stay, within the bound.)
 type rbKeep struct {
 	mu    sync.Mutex
 	bufs  []*rbBuf

@@ -136,3 +136,61 @@ func TestRegisterFirstUseConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// testRecursiveKey's request holds, through a recursive pair of structs, a
+// field that version 2 cannot encode, and its response the other struct of
+// the pair. Compiling the request at v2 builds and caches that other struct
+// while the failing one is under way: the failure must not leave it in the
+// cache holding the failed one's empty codec, which made the response at v2
+// panic instead of failing with the same error (found by review).
+const testRecursiveKey ApiKey = 1006
+
+type testRecA struct {
+	Cs  []testRecC `kafka:"v0+"`
+	Bad *testItem  `kafka:"v2+"` // a nullable struct without the nullable option
+}
+
+type testRecC struct {
+	As []testRecA `kafka:"v0+"`
+}
+
+type testRecursiveRequest struct {
+	_ struct{} `kafka:"versions=v0-2"`
+	A testRecA `kafka:"v0+"`
+}
+
+func (*testRecursiveRequest) ApiKey() ApiKey { return testRecursiveKey }
+
+type testRecursiveResponse struct {
+	_ struct{} `kafka:"versions=v0-2"`
+	C testRecC `kafka:"v0+"`
+}
+
+func (*testRecursiveResponse) ApiKey() ApiKey { return testRecursiveKey }
+
+func init() {
+	Register(&testRecursiveRequest{}, &testRecursiveResponse{})
+}
+
+func TestRegisterFailedVersionLeavesNoHalfBuiltCodec(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteRequest(&buf, 2, 1, "c", &testRecursiveRequest{}); err == nil || !strings.Contains(err.Error(), "testRecA.Bad") {
+		t.Fatalf("request v2: got %v, want the error of testRecA.Bad", err)
+	}
+	res := &testRecursiveResponse{C: testRecC{As: []testRecA{{Cs: []testRecC{{}}}}}}
+	buf.Reset()
+	if err := WriteResponse(&buf, 2, 1, res); err == nil || !strings.Contains(err.Error(), "testRecA.Bad") {
+		t.Fatalf("response v2: got %v, want the error of testRecA.Bad", err)
+	}
+	buf.Reset()
+	if err := WriteResponse(&buf, 1, 1, res); err != nil {
+		t.Fatalf("response v1: %v", err)
+	}
+	_, got, err := ReadResponse(&buf, testRecursiveKey, 1)
+	if err != nil {
+		t.Fatalf("reading the response v1 back: %v", err)
+	}
+	if n := len(got.(*testRecursiveResponse).C.As); n != 1 {
+		t.Fatalf("response v1 read back with %d elements, want 1", n)
+	}
+}
