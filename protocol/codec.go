@@ -131,14 +131,13 @@ var codecs = compiler{cache: make(map[codecKey]*codec), defaults: make(map[refle
 func (c *compiler) compile(t reflect.Type, version int16, flexible, nullable, strict bool) (*codec, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.added = c.added[:0]
 	sc, err := c.build(t, version, flexible, nullable, strict)
 	if err != nil {
 		for _, k := range c.added {
 			delete(c.cache, k)
 		}
 	}
-	clear(c.added)
+	clear(c.added) // empty between compiles
 	c.added = c.added[:0]
 	return sc, err
 }
