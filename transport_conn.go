@@ -56,6 +56,7 @@ type brokerConn struct {
 	pending map[int32]*pendingCall
 	err     error         // why the connection is unusable, once it is
 	done    chan struct{} // closed when the read loop exits (shared only)
+	drain   *connDrain    // how its holder wants it closed (drainOnClose)
 
 	// expires is when the broker will end the authenticated session (zero
 	// for never); the pool retires the connection then.
@@ -208,8 +209,13 @@ func (c *brokerConn) close(err error) {
 	if first {
 		c.err = err
 	}
+	d := c.drain
 	c.mu.Unlock()
-	if first {
+	switch {
+	case !first:
+	case d != nil:
+		go c.shutDrained(d)
+	default:
 		go c.nc.Close()
 	}
 }

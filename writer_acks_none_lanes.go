@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -16,10 +18,14 @@ import (
 // broker all go on one connection, the broker's lane, whichever sink sends
 // them: the sinks follow the Writer's view of the leaders and the
 // Transport routes by its own, which may differ for a while. A lane gives
-// its connection up only after a barrier, a request the broker answers
-// once it has worked through those written before; and a partition whose
-// batch goes on another lane than its previous one (a leader moved) waits
-// for such a barrier on the previous lane first.
+// its connection up, and a partition whose batch goes on another lane than
+// its previous one (a leader moved) goes on, only once the broker is known
+// to be done with what was written: it answered a barrier, a request it
+// answers after those written before, or it closed the connection. A lane
+// that cannot wait for a barrier (it timed out, the connection failed)
+// half closes the connection and writes again only once the broker has
+// closed its side (transport_drain.go): meanwhile its writes, and the
+// partitions leaving it, fail with a retriable error.
 //
 // Lock order: a sink's goroutine holds no sink or partition lock while it
 // uses lanes; it holds at most one lane's turn at a time; noAckLanes.mu is
@@ -35,10 +41,19 @@ type noAckLane struct {
 	// lane; the fields below are guarded by it.
 	turn    chan struct{}
 	lease   *connLease
-	written uint64 // requests written on the lane
-	settled uint64 // of those, the ones the broker is known to be done with
+	drained <-chan struct{} // the drain of the connection given up last, until it ends
+	written uint64          // requests written on the lane
+	settled uint64          // of those, the ones the broker is known to be done with
 
 	users int // sinks whose last request went on the lane; guarded by noAckLanes.mu
+}
+
+// noAckDrainBound is the longest a lane waits for a broker to close its
+// side of a connection given up: one that keeps neither answering nor
+// closing for that long is taken for gone (what it does after is not
+// known, as for any connection that fails).
+func noAckDrainBound(writeTimeout time.Duration) time.Duration {
+	return max(writeTimeout, 30*time.Second)
 }
 
 // attach returns the lane to pool for a sink that sends on it.
@@ -59,9 +74,9 @@ func (ls *noAckLanes) attach(pool *connPool) *noAckLane {
 
 // detach is called by a sink that no longer sends on l. The last one out
 // settles the lane (a barrier, bounded by timeout) and gives its
-// connection back, so that no connection stays leased by an idle Writer,
-// and the next request, on whichever connection, cannot overtake those
-// written before.
+// connection back, so that no connection stays leased by an idle Writer.
+// A lane not settled (its connection is draining) stays, for the next
+// sink that sends to the broker to wait for.
 func (ls *noAckLanes) detach(l *noAckLane, timeout time.Duration) {
 	ls.mu.Lock()
 	l.users--
@@ -76,8 +91,10 @@ func (ls *noAckLanes) detach(l *noAckLane, timeout time.Duration) {
 	// bounded by its own timeout, and the barrier must not be skipped.
 	l.turn <- struct{}{}
 	defer func() { <-l.turn }()
-	l.settleLocked(ctx, l.written)
-	l.dropLease() // settled already: nothing written since the last barrier
+	if l.settleLocked(ctx, l.written) != nil {
+		return
+	}
+	l.releaseSettled() // a lane that never wrote (its request failed) may hold one
 	ls.mu.Lock()
 	if l.users == 0 && ls.byPool[l.pool] == l {
 		delete(ls.byPool, l.pool)
@@ -86,43 +103,88 @@ func (ls *noAckLanes) detach(l *noAckLane, timeout time.Duration) {
 }
 
 // settle makes sure the broker is done with the requests written on l up
-// to seq before the caller writes elsewhere.
-func (l *noAckLane) settle(ctx context.Context, seq uint64) {
-	l.turn <- struct{}{}
+// to seq before the caller writes elsewhere; the error says it is not
+// known to be yet.
+func (l *noAckLane) settle(ctx context.Context, seq uint64) error {
+	select {
+	case l.turn <- struct{}{}:
+	case <-ctx.Done():
+		return l.notSettled(ctx)
+	}
 	defer func() { <-l.turn }()
-	if l.settled < seq {
-		l.settleLocked(ctx, seq)
-	}
+	return l.settleLocked(ctx, seq)
 }
 
-// settleLocked writes a barrier on the lane's connection and waits for its
-// answer, then gives the connection back: every request written is then
-// done with, so the next may go on any connection. A failed barrier closes
-// the connection; what the broker did with the requests on it is not
-// known, as for any connection that fails.
-func (l *noAckLane) settleLocked(ctx context.Context, seq uint64) {
-	if l.lease == nil || l.settled >= seq {
-		return
+// settleLocked settles the lane up to seq: with a barrier on its
+// connection, which then goes back to the pool, or else by waiting for
+// the drain of the connection.
+func (l *noAckLane) settleLocked(ctx context.Context, seq uint64) error {
+	if l.settled >= seq {
+		return nil
 	}
-	if _, err := l.lease.roundTrip(ctx, &apiversions.Request{}); err != nil {
-		l.lease.c.close(err)
+	if l.lease != nil && l.lease.c.broken() == nil {
+		if _, err := l.lease.roundTrip(ctx, &apiversions.Request{}); err == nil {
+			l.releaseSettled()
+			return nil
+		}
 	}
-	l.dropLease()
-}
-
-// dropLease gives the lane's connection back; whatever was written on it
-// counts as settled, nothing more being known of it.
-func (l *noAckLane) dropLease() {
 	if l.lease != nil {
+		l.giveUp()
+	}
+	return l.awaitDrain(ctx)
+}
+
+// releaseSettled gives the lane's connection, on which the broker is done
+// with every request written, back to the pool.
+func (l *noAckLane) releaseSettled() {
+	if l.lease != nil {
+		l.lease.c.closeAtOnce()
 		l.lease.release()
 		l.lease = nil
 	}
 	l.settled = l.written
 }
 
+// giveUp ends the lane's connection, which it cannot write another
+// request on, with a drain that the lane's next write waits for. The
+// connection is closed before the lease is released, so that it cannot go
+// back to the pool.
+func (l *noAckLane) giveUp() {
+	c := l.lease.c
+	l.drained = c.drainOnClose(0) // marked when leased: the bound is set
+	c.close(errNoAckLaneGaveUp)
+	l.lease.release()
+	l.lease = nil
+}
+
+var errNoAckLaneGaveUp = errors.New("kafka: connection of an acks=0 lane given up")
+
+// awaitDrain waits, as long as ctx allows, for the drain of the connection
+// given up last.
+func (l *noAckLane) awaitDrain(ctx context.Context) error {
+	if l.drained == nil {
+		return nil
+	}
+	select {
+	case <-l.drained:
+	case <-ctx.Done():
+		return l.notSettled(ctx)
+	}
+	l.drained = nil
+	l.settled = l.written
+	return nil
+}
+
+// notSettled is the error of a write that cannot go out yet: the broker
+// may still be working through the lane's earlier requests. It is
+// retriable as the context's error is.
+func (l *noAckLane) notSettled(ctx context.Context) error {
+	return fmt.Errorf("kafka: broker %s still working through earlier acks=0 requests: %w", l.pool.address, ctx.Err())
+}
+
 // write writes req on the lane's connection, leased from cl when the lane
 // has none, and returns the request's number on the lane.
-func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Request) (uint64, error) {
+func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Request, drainBound time.Duration) (uint64, error) {
 	select {
 	case l.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -130,7 +192,10 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 	}
 	defer func() { <-l.turn }()
 	if l.lease != nil && l.lease.c.broken() != nil {
-		l.dropLease()
+		l.giveUp()
+	}
+	if err := l.awaitDrain(ctx); err != nil {
+		return 0, err
 	}
 	if l.lease == nil {
 		lease, err := cl.leaseFrom(ctx, l.pool)
@@ -139,6 +204,7 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 		}
 		cl.enter() // left when the lease is released
 		lease.cl = cl
+		lease.c.drainOnClose(drainBound)
 		l.lease = lease
 	}
 	if _, err := l.lease.roundTrip(ctx, req); err != nil {
@@ -148,7 +214,7 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 			if ctx.Err() == nil {
 				l.lease.invalidate() // the broker may have gone away, as RoundTrip assumes
 			}
-			l.dropLease()
+			l.giveUp()
 		}
 		return 0, err
 	}
@@ -179,10 +245,12 @@ func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produ
 	// broker must be done with it first.
 	for i, pw := range parts {
 		if prev := pw.noAckLane; errs[i] == nil && prev != nil && prev != lane {
-			prev.settle(ctx, pw.noAckSeq)
+			if err := prev.settle(ctx, pw.noAckSeq); err != nil {
+				return err
+			}
 		}
 	}
-	seq, err := lane.write(ctx, cl, req)
+	seq, err := lane.write(ctx, cl, req, noAckDrainBound(s.w.writeTimeout()))
 	if err != nil {
 		return err
 	}
