@@ -324,9 +324,10 @@ func (c *brokerConn) write(ctx context.Context, id int32, call *pendingCall, fra
 		return nil
 	}
 	// A partial frame may be on the wire: nothing else can be sent here.
-	if cerr := ctx.Err(); cerr != nil {
-		err = cerr
-	}
+	// The socket's deadline may pass before ctx notices its own: either
+	// way the error is the context's (under TLS the I/O error is not
+	// retriable).
+	err = ctxError(ctx, err)
 	c.close(fmt.Errorf("kafka: write to broker %s interrupted: %w", c.address, err))
 	return err
 }

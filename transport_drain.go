@@ -77,18 +77,15 @@ func (c *brokerConn) shutDrained(d *connDrain) {
 	}
 }
 
-// closeWrite half closes nc, reporting whether it could: a TLS connection
-// whose last write failed cannot send its closing alert, and then the
-// connection beneath it is half closed.
+// closeWrite half closes nc's TCP connection, reporting whether it could.
+// Under TLS no closing alert is sent: after a write cut mid-record it would
+// be taken for the rest of that record (and its write may block for
+// seconds); the end of the TCP stream is what the broker needs to see.
 func closeWrite(nc net.Conn) bool {
 	type writeCloser interface{ CloseWrite() error }
-	if wc, ok := nc.(writeCloser); ok && wc.CloseWrite() == nil {
-		return true
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = tc.NetConn()
 	}
-	if nn, ok := nc.(interface{ NetConn() net.Conn }); ok {
-		if wc, ok := nn.NetConn().(writeCloser); ok && wc.CloseWrite() == nil {
-			return true
-		}
-	}
-	return false
+	wc, ok := nc.(writeCloser)
+	return ok && wc.CloseWrite() == nil
 }

@@ -531,6 +531,7 @@ func (w *Writer) Close() error {
 	w.cutLingers()
 	w.inflight.Wait()
 	st.linger.stop()
+	st.noAck.endDrains()
 
 	if w.transport != nil {
 		w.transport.CloseIdleConnections()

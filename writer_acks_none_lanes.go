@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -24,8 +23,9 @@ import (
 // answers after those written before, or it closed the connection. A lane
 // that cannot wait for a barrier (it timed out, the connection failed)
 // half closes the connection and writes again only once the broker has
-// closed its side (transport_drain.go): meanwhile its writes, and the
-// partitions leaving it, fail with a retriable error.
+// closed its side (transport_drain.go): meanwhile its batches, and those of
+// the partitions leaving it, are held back (heldBackError: retried, not
+// counted as attempts), for at most noAckDrainBound.
 //
 // Lock order: a sink's goroutine holds no sink or partition lock while it
 // uses lanes; it holds at most one lane's turn at a time; noAckLanes.mu is
@@ -42,6 +42,7 @@ type noAckLane struct {
 	turn    chan struct{}
 	lease   *connLease
 	drained <-chan struct{} // the drain of the connection given up last, until it ends
+	drainOf *brokerConn     // that connection
 	written uint64          // requests written on the lane
 	settled uint64          // of those, the ones the broker is known to be done with
 
@@ -51,10 +52,31 @@ type noAckLane struct {
 // noAckDrainBound is the longest a lane waits for a broker to close its
 // side of a connection given up: one that keeps neither answering nor
 // closing for that long is taken for gone (what it does after is not
-// known, as for any connection that fails).
+// known, as for any connection that fails). It is also how long batches
+// may be held back, failing over from a broker gone silent.
 func noAckDrainBound(writeTimeout time.Duration) time.Duration {
-	return max(writeTimeout, 30*time.Second)
+	return max(2*writeTimeout, 10*time.Second)
 }
+
+// heldBackError is the outcome of a batch not sent because the broker of
+// a lane may still be working through requests written before it.
+type heldBackError struct {
+	broker string
+	cause  error // the context's error, when the wait for the drain ended with it
+}
+
+func (e *heldBackError) Error() string {
+	msg := "kafka: broker " + e.broker + " still working through earlier acks=0 requests"
+	if e.cause != nil {
+		msg += ": " + e.cause.Error()
+	}
+	return msg
+}
+
+func (e *heldBackError) Unwrap() error { return e.cause }
+
+// Temporary makes the error retriable for any caller that checks.
+func (e *heldBackError) Temporary() bool { return true }
 
 // attach returns the lane to pool for a sink that sends on it.
 func (ls *noAckLanes) attach(pool *connPool) *noAckLane {
@@ -103,21 +125,21 @@ func (ls *noAckLanes) detach(l *noAckLane, timeout time.Duration) {
 }
 
 // settle makes sure the broker is done with the requests written on l up
-// to seq before the caller writes elsewhere; the error says it is not
+// to seq before the caller writes elsewhere; a heldBackError says it is not
 // known to be yet.
 func (l *noAckLane) settle(ctx context.Context, seq uint64) error {
 	select {
 	case l.turn <- struct{}{}:
 	case <-ctx.Done():
-		return l.notSettled(ctx)
+		return &heldBackError{broker: l.pool.address, cause: ctx.Err()}
 	}
 	defer func() { <-l.turn }()
 	return l.settleLocked(ctx, seq)
 }
 
 // settleLocked settles the lane up to seq: with a barrier on its
-// connection, which then goes back to the pool, or else by waiting for
-// the drain of the connection.
+// connection, which then goes back to the pool, or else by the end of the
+// drain of the connection given up, which it does not wait for.
 func (l *noAckLane) settleLocked(ctx context.Context, seq uint64) error {
 	if l.settled >= seq {
 		return nil
@@ -131,7 +153,17 @@ func (l *noAckLane) settleLocked(ctx context.Context, seq uint64) error {
 	if l.lease != nil {
 		l.giveUp()
 	}
-	return l.awaitDrain(ctx)
+	if l.drained == nil {
+		l.drainEnded() // nothing written since the last barrier or drain
+		return nil
+	}
+	select {
+	case <-l.drained:
+		l.drainEnded()
+		return nil
+	default:
+		return &heldBackError{broker: l.pool.address}
+	}
 }
 
 // releaseSettled gives the lane's connection, on which the broker is done
@@ -151,7 +183,7 @@ func (l *noAckLane) releaseSettled() {
 // back to the pool.
 func (l *noAckLane) giveUp() {
 	c := l.lease.c
-	l.drained = c.drainOnClose(0) // marked when leased: the bound is set
+	l.drained, l.drainOf = c.drainOnClose(0), c // marked when leased: the bound is set
 	c.close(errNoAckLaneGaveUp)
 	l.lease.release()
 	l.lease = nil
@@ -168,18 +200,34 @@ func (l *noAckLane) awaitDrain(ctx context.Context) error {
 	select {
 	case <-l.drained:
 	case <-ctx.Done():
-		return l.notSettled(ctx)
+		return &heldBackError{broker: l.pool.address, cause: ctx.Err()}
 	}
-	l.drained = nil
-	l.settled = l.written
+	l.drainEnded()
 	return nil
 }
 
-// notSettled is the error of a write that cannot go out yet: the broker
-// may still be working through the lane's earlier requests. It is
-// retriable as the context's error is.
-func (l *noAckLane) notSettled(ctx context.Context) error {
-	return fmt.Errorf("kafka: broker %s still working through earlier acks=0 requests: %w", l.pool.address, ctx.Err())
+// drainEnded records that the broker is done with every request written.
+func (l *noAckLane) drainEnded() {
+	l.drained, l.drainOf = nil, nil
+	l.settled = l.written
+}
+
+// endDrains ends the drains still going on, for Close: the Writer has
+// nothing more to write after them.
+func (ls *noAckLanes) endDrains() {
+	ls.mu.Lock()
+	lanes := make([]*noAckLane, 0, len(ls.byPool))
+	for _, l := range ls.byPool {
+		lanes = append(lanes, l)
+	}
+	ls.mu.Unlock()
+	for _, l := range lanes {
+		l.turn <- struct{}{}
+		if l.drainOf != nil {
+			l.drainOf.nc.Close() // the drain's read fails, and it ends
+		}
+		<-l.turn
+	}
 }
 
 // write writes req on the lane's connection, leased from cl when the lane
@@ -188,7 +236,8 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 	select {
 	case l.turn <- struct{}{}:
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		// Whoever holds the turn is bounded by its own timeout.
+		return 0, &heldBackError{broker: l.pool.address, cause: ctx.Err()}
 	}
 	defer func() { <-l.turn }()
 	if l.lease != nil && l.lease.c.broken() != nil {
@@ -242,13 +291,29 @@ func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produ
 	}
 	lane := s.lane
 	// A partition whose previous batch went on another lane: that lane's
-	// broker must be done with it first.
+	// broker must be done with it first, or the partition is held back
+	// (and left out of the request). A barrier takes at most half the
+	// time left, the rest being the others' to be written in.
+	settleCtx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		settleCtx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
+	left := 0
 	for i, pw := range parts {
 		if prev := pw.noAckLane; errs[i] == nil && prev != nil && prev != lane {
-			if err := prev.settle(ctx, pw.noAckSeq); err != nil {
-				return err
+			if err := prev.settle(settleCtx, pw.noAckSeq); err != nil {
+				errs[i] = err
+				dropPartition(req, pw.key)
 			}
 		}
+		if errs[i] == nil {
+			left++
+		}
+	}
+	if left == 0 {
+		return nil // every partition has its error
 	}
 	seq, err := lane.write(ctx, cl, req, noAckDrainBound(s.w.writeTimeout()))
 	if err != nil {
@@ -260,4 +325,24 @@ func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produ
 		}
 	}
 	return nil
+}
+
+// dropPartition removes the batch of key from req.
+func dropPartition(req *produceAPI.Request, key topicPartition) {
+	for i := range req.Topics {
+		t := &req.Topics[i]
+		if t.Topic != key.topic {
+			continue
+		}
+		for j := range t.Partitions {
+			if t.Partitions[j].Partition == key.partition {
+				t.Partitions = append(t.Partitions[:j], t.Partitions[j+1:]...)
+				break
+			}
+		}
+		if len(t.Partitions) == 0 {
+			req.Topics = append(req.Topics[:i], req.Topics[i+1:]...)
+		}
+		return
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +45,11 @@ func newGatedBroker(t *testing.T, fc *fakebroker.Cluster, prefix string) *gatedB
 			g.gated.CompareAndSwap(nil, addr)
 		}
 		if g.gated.Load() == addr {
-			if tc, ok := r.Conn.NC.(*net.TCPConn); ok {
+			nc := r.Conn.NC
+			if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
+				nc = tc.NetConn()
+			}
+			if tc, ok := nc.(*net.TCPConn); ok {
 				// Its socket buffer stops growing: a Writer's writes
 				// soon block (WriteCut).
 				tc.SetReadBuffer(256 << 10)
@@ -101,16 +106,17 @@ func (g *gatedBroker) openWhenHeld(t *testing.T, w *Writer, waiting <-chan struc
 	}
 }
 
-// slowBrokerWriter is a Writer with RequireNone and a WriteTimeout far
-// shorter than the gate holds; waiting is closed when it first reports
-// waiting for a broker to work through earlier requests.
+// slowBrokerWriter is a Writer with RequireNone, a WriteTimeout far
+// shorter than the gate holds, and one attempt per batch: a batch held back
+// is not sent, and that is not an attempt. waiting is closed when it first
+// reports holding a batch back.
 func slowBrokerWriter(fc *fakebroker.Cluster, tr *Transport) (w *Writer, waiting chan struct{}) {
 	waiting = make(chan struct{})
 	var once sync.Once
 	w = &Writer{
 		Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, BatchSize: 1,
 		Balancer:     BalancerFunc(func(Message, ...int) int { return 0 }),
-		WriteTimeout: 50 * time.Millisecond, MaxAttempts: 100_000,
+		WriteTimeout: 50 * time.Millisecond, MaxAttempts: 1,
 		WriteBackoffMin: time.Millisecond, WriteBackoffMax: 5 * time.Millisecond,
 		ErrorLogger: LoggerFunc(func(msg string, args ...interface{}) {
 			if strings.Contains(fmt.Sprintf(msg, args...), "still working through") {
@@ -181,15 +187,25 @@ func TestWriterRequireNoneSlowBrokerLeaderMoves(t *testing.T) {
 // The gated connection's socket buffers fill up, and a write stops
 // mid-request at WriteTimeout: that request goes out again only after the
 // broker has worked through the complete ones before it (and dropped the
-// cut one).
+// cut one). Under TLS too, where the cut leaves half a record on the wire.
 func TestWriterRequireNoneSlowBrokerWriteCut(t *testing.T) {
+	t.Run("tcp", func(t *testing.T) { writeCutUnderGate(t, fakebroker.New(t, 1), tpNewTransport(t)) })
+	t.Run("tls", func(t *testing.T) {
+		serverConf, clientConf := tpSelfSignedTLS(t)
+		tr := &Transport{TLS: clientConf, MetadataTTL: time.Hour, ClientID: "test"}
+		t.Cleanup(tr.CloseIdleConnections)
+		writeCutUnderGate(t, fakebroker.NewTLS(t, 1, serverConf), tr)
+	})
+}
+
+func writeCutUnderGate(t *testing.T, fc *fakebroker.Cluster, tr *Transport) {
 	const total, size = 64, 256 << 10 // far more than the sockets' buffers hold (4 MiB at most for the client's; see newGatedBroker for the broker's)
-	fc := fakebroker.New(t, 1)
 	fc.SetLeader(0, 1)
 	pad := strings.Repeat("x", size)
 	g := newGatedBroker(t, fc, pad)
-	w, waiting := slowBrokerWriter(fc, tpNewTransport(t))
-	w.WriteTimeout = 500 * time.Millisecond // the gate cuts a write; no other is cut, on a slow machine too
+	w, waiting := slowBrokerWriter(fc, tr)
+	// The cut attempt counts; and no other is cut, on a slow machine too.
+	w.MaxAttempts, w.WriteTimeout = 2, 500*time.Millisecond
 	defer w.Close()
 	done := make(chan error, 1)
 	go func() {
@@ -207,4 +223,91 @@ func TestWriterRequireNoneSlowBrokerWriteCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.checkOrder(total)
+}
+
+// A partition that leaves the gated broker is held back; another one in
+// the same request, always led by the new broker, is not.
+func TestWriterRequireNoneSlowBrokerHoldsBackOnlyTheMoved(t *testing.T) {
+	fc := fakebroker.New(t, 2)
+	fc.SetLeader(0, 1)
+	fc.SetLeader(1, 2)
+	g := newGatedBroker(t, fc, "")
+	tr := &Transport{MetadataTTL: time.Millisecond, ClientID: "test"}
+	t.Cleanup(tr.CloseIdleConnections)
+	w, waiting := slowBrokerWriter(fc, tr)
+	w.Balancer = BalancerFunc(func(m Message, _ ...int) int { return int(m.Key[0] - '0') })
+	w.BatchSize, w.BatchTimeout = 10, 20*time.Millisecond
+	defer w.Close()
+	for n := 0; n < 5; n++ {
+		if err := w.WriteMessages(context.Background(), Message{Key: []byte("0"), Value: []byte(strconv.Itoa(n))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc.SetLeader(0, 2)
+	req := &produceAPI.Request{Topics: []produceAPI.RequestTopic{{Topic: "t", Partitions: []produceAPI.RequestPartition{{Partition: 0}}}}}
+	tpWaitFor(t, "the transport to route partition 0 to broker 2", func() bool {
+		cl, pool, err := tr.route(context.Background(), fc.Addr(), req)
+		if err != nil {
+			return false
+		}
+		defer cl.leave()
+		return pool.broker.ID == 2
+	})
+	// The Writer's own view too, so that both partitions' batches go to
+	// broker 2's sink, in one request.
+	w.state().meta.invalidate("t")
+	if _, err := w.partitions(context.Background(), "t", nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- w.WriteMessages(context.Background(), Message{Key: []byte("0"), Value: []byte("5")}, Message{Key: []byte("1"), Value: []byte("100")})
+	}()
+	<-waiting
+	tpWaitFor(t, "partition 1's message to be appended while partition 0's is held back", func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return len(g.log[1]) == 1
+	})
+	close(g.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g.checkOrder(7)
+}
+
+// Close ends the drain of a connection the broker has not closed yet: no
+// goroutine stays behind for it.
+func TestWriterRequireNoneCloseEndsDrain(t *testing.T) {
+	fc := fakebroker.New(t, 1)
+	fc.SetLeader(0, 1)
+	g := newGatedBroker(t, fc, "m")
+	defer close(g.gate)
+	w, _ := slowBrokerWriter(fc, tpNewTransport(t))
+	for n := 0; n < 3; n++ {
+		if err := w.WriteMessages(context.Background(), Message{Value: []byte("m" + strconv.Itoa(n))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpWaitFor(t, "the sink to let go of its lane", func() bool { return !sinksHoldLane(w) })
+	tpWaitFor(t, "a drain to start", func() bool { return drainGoroutines() > 0 })
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tpWaitFor(t, "the drain to end", func() bool { return drainGoroutines() == 0 })
+}
+
+// drainGoroutines counts the goroutines draining a connection.
+func drainGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "(*brokerConn).shutDrained(")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }

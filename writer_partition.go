@@ -140,8 +140,10 @@ type writeBatch struct {
 	// ack is the broker's answer, kept for the Completion call.
 	ack produceAck
 	seq uint64
-	// attempts counts the produce attempts made so far (sink only).
+	// attempts counts the produce attempts made so far (sink only);
+	// started is set at the first, held back (heldBackError) or not.
 	attempts int
+	started  bool
 	// lingers says the batch is in the Writer's linger queue.
 	lingers bool
 	// lingering is set when the batch should leave as soon as the

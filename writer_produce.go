@@ -22,7 +22,8 @@ type produceResult struct {
 // attemptStarts is told that an attempt of b is about to be made.
 func (pw *partitionWriter) attemptStarts(b *writeBatch) {
 	w := pw.w
-	if b.attempts == 0 {
+	if !b.started {
+		b.started = true
 		s := w.state().stats
 		s.batchTime.observeSince(b.opened)
 		s.batchSize.observe(int64(b.count()))
@@ -39,6 +40,14 @@ func (pw *partitionWriter) attemptDone(b *writeBatch, res *produceResult, err er
 	w := pw.w
 	s := w.state().stats
 	key := pw.key
+	var held *heldBackError
+	if errors.As(err, &held) {
+		// Not sent, so not an attempt: the batch waits for the broker to
+		// be done with earlier requests, for at most noAckDrainBound.
+		w.errorf("holding %d messages to %s (partition %d): %s", b.count(), key.topic, key.partition, err)
+		pw.retryAt = time.Now().Add(backoff(max(b.attempts, 1), w.writeBackoffMin(), w.writeBackoffMax()))
+		return true
+	}
 	s.writes.add(1)
 	s.messages.add(int64(b.count()))
 	s.bytes.add(b.bytes)
