@@ -151,18 +151,26 @@ func interruptOnDone(ctx context.Context, interrupt func()) (release func() bool
 	}
 }
 
-// ctxError prefers the context's error when the context ended, since the
-// I/O error it caused (a socket deadline) says less: a cancelled context
-// gives ctx.Err() itself, an expired deadline wraps the I/O error. A socket
-// timeout at or after the context's deadline counts as the deadline even if
-// the context has not noticed yet.
-func ctxError(ctx context.Context, err error) error {
+// ctxCause returns the context's error when ctx ended, or when err is a
+// socket timeout at or after ctx's deadline (which ctx may not have noticed
+// yet), and nil when err is not the context's doing.
+func ctxCause(ctx context.Context, err error) error {
 	cerr := ctx.Err()
 	if cerr == nil && isTimeout(err) {
 		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
 			cerr = context.DeadlineExceeded
 		}
 	}
+	return cerr
+}
+
+// ctxError prefers the context's error when the context ended, since the
+// I/O error it caused (a socket deadline) says less: a cancelled context
+// gives ctx.Err() itself, an expired deadline wraps the I/O error. A socket
+// timeout at or after the context's deadline counts as the deadline even if
+// the context has not noticed yet.
+func ctxError(ctx context.Context, err error) error {
+	cerr := ctxCause(ctx, err)
 	switch {
 	case cerr == nil:
 		return err
@@ -325,9 +333,11 @@ func (c *brokerConn) write(ctx context.Context, id int32, call *pendingCall, fra
 	}
 	// A partial frame may be on the wire: nothing else can be sent here.
 	// The socket's deadline may pass before ctx notices its own: either
-	// way the error is the context's (under TLS the I/O error is not
-	// retriable).
-	err = ctxError(ctx, err)
+	// way the error is the context's, as it is (under TLS the I/O error
+	// is not retriable).
+	if cerr := ctxCause(ctx, err); cerr != nil {
+		err = cerr
+	}
 	c.close(fmt.Errorf("kafka: write to broker %s interrupted: %w", c.address, err))
 	return err
 }

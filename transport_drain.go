@@ -89,3 +89,14 @@ func closeWrite(nc net.Conn) bool {
 	wc, ok := nc.(writeCloser)
 	return ok && wc.CloseWrite() == nil
 }
+
+// abortDrain ends the drain of c now: its read fails. The TCP connection
+// is closed beneath any TLS, whose closing alert could wait on a full
+// socket buffer.
+func (c *brokerConn) abortDrain() {
+	nc := c.nc
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = tc.NetConn()
+	}
+	nc.Close()
+}

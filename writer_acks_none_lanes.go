@@ -157,13 +157,7 @@ func (l *noAckLane) settleLocked(ctx context.Context, seq uint64) error {
 		l.drainEnded() // nothing written since the last barrier or drain
 		return nil
 	}
-	select {
-	case <-l.drained:
-		l.drainEnded()
-		return nil
-	default:
-		return &heldBackError{broker: l.pool.address}
-	}
+	return l.drainOver()
 }
 
 // releaseSettled gives the lane's connection, on which the broker is done
@@ -191,16 +185,18 @@ func (l *noAckLane) giveUp() {
 
 var errNoAckLaneGaveUp = errors.New("kafka: connection of an acks=0 lane given up")
 
-// awaitDrain waits, as long as ctx allows, for the drain of the connection
-// given up last.
-func (l *noAckLane) awaitDrain(ctx context.Context) error {
+// drainOver says whether the drain of the connection given up last, if
+// any, has ended. It does not wait: a batch held back waits out of the
+// lane's turn, which others need to learn the same, and with its whole
+// timeout left for the write once the drain is over.
+func (l *noAckLane) drainOver() error {
 	if l.drained == nil {
 		return nil
 	}
 	select {
 	case <-l.drained:
-	case <-ctx.Done():
-		return &heldBackError{broker: l.pool.address, cause: ctx.Err()}
+	default:
+		return &heldBackError{broker: l.pool.address}
 	}
 	l.drainEnded()
 	return nil
@@ -224,7 +220,7 @@ func (ls *noAckLanes) endDrains() {
 	for _, l := range lanes {
 		l.turn <- struct{}{}
 		if l.drainOf != nil {
-			l.drainOf.nc.Close() // the drain's read fails, and it ends
+			l.drainOf.abortDrain()
 		}
 		<-l.turn
 	}
@@ -243,7 +239,7 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 	if l.lease != nil && l.lease.c.broken() != nil {
 		l.giveUp()
 	}
-	if err := l.awaitDrain(ctx); err != nil {
+	if err := l.drainOver(); err != nil {
 		return 0, err
 	}
 	if l.lease == nil {

@@ -144,6 +144,7 @@ type writeBatch struct {
 	// started is set at the first, held back (heldBackError) or not.
 	attempts int
 	started  bool
+	held     bool // was held back at least once (logged then)
 	// lingers says the batch is in the Writer's linger queue.
 	lingers bool
 	// lingering is set when the batch should leave as soon as the

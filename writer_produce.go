@@ -43,8 +43,14 @@ func (pw *partitionWriter) attemptDone(b *writeBatch, res *produceResult, err er
 	var held *heldBackError
 	if errors.As(err, &held) {
 		// Not sent, so not an attempt: the batch waits for the broker to
-		// be done with earlier requests, for at most noAckDrainBound.
-		w.errorf("holding %d messages to %s (partition %d): %s", b.count(), key.topic, key.partition, err)
+		// be done with earlier requests, for at most noAckDrainBound,
+		// polling at the backoff (logged as an error the first time).
+		logf := w.logf
+		if !b.held {
+			b.held = true
+			logf = w.errorf
+		}
+		logf("holding %d messages to %s (partition %d): %s", b.count(), key.topic, key.partition, err)
 		pw.retryAt = time.Now().Add(backoff(max(b.attempts, 1), w.writeBackoffMin(), w.writeBackoffMax()))
 		return true
 	}
