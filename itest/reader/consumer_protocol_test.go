@@ -434,7 +434,7 @@ func TestConsumerProtocolTakesOverEmptyClassicGroup(t *testing.T) {
 				continue
 			}
 			c.add("consumer", m)
-			if err := r.CommitMessages(ctx, m); err != nil && ctx.Err() == nil {
+			if err := commitRead(r, m); err != nil && ctx.Err() == nil {
 				t.Errorf("commit: %v", err)
 			}
 		}

@@ -132,8 +132,7 @@ func (c *collector) distinct() int {
 }
 
 // consume reads with r until ctx ends, committing each message once it is
-// recorded (a commit interrupted by the end of ctx may still be applied, so
-// the message counts as read before the commit is asked).
+// recorded (commitRead).
 func consume(ctx context.Context, name string, r *kafka.Reader, c *collector, wg *sync.WaitGroup) {
 	defer wg.Done()
 	for {
@@ -142,10 +141,21 @@ func consume(ctx context.Context, name string, r *kafka.Reader, c *collector, wg
 			return
 		}
 		c.add(name, m)
-		if err := r.CommitMessages(ctx, m); err != nil {
+		if err := commitRead(r, m); err != nil {
 			return
 		}
 	}
+}
+
+// commitRead commits msgs, which the caller has counted as read, with a
+// context of its own: a member being stopped (its context ended) between
+// the count and the commit would leave them uncommitted, and the
+// partition's next owner would read them again, as it may; the tests check
+// that every message counted is read exactly once.
+func commitRead(r *kafka.Reader, msgs ...kafka.Message) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return r.CommitMessages(ctx, msgs...)
 }
 
 func waitDistinct(t *testing.T, c *collector, n int) {
@@ -445,7 +455,7 @@ func TestGroupReadersSeveralTopics(t *testing.T) {
 				mu.Lock()
 				c[m.Topic].add(name, m)
 				mu.Unlock()
-				if err := r.CommitMessages(ctx, m); err != nil {
+				if err := commitRead(r, m); err != nil {
 					return
 				}
 			}

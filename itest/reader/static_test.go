@@ -137,13 +137,7 @@ func startMember(t *testing.T, addrs []string, group, topic, name string, c *col
 				return
 			}
 			c.add(name, msg)
-			// Not with ctx: a message counted as read is committed even
-			// when stop comes meanwhile, as a program that commits what
-			// it processed does; else the next owner reads it again.
-			cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
-			err = m.r.CommitMessages(cctx, msg)
-			ccancel()
-			if err != nil {
+			if err := commitRead(m.r, msg); err != nil {
 				m.err = err
 				return
 			}
