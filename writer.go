@@ -68,7 +68,9 @@ type Writer struct {
 	Balancer Balancer
 
 	// MaxAttempts caps how many times a batch is sent before its error is
-	// reported (10 when zero).
+	// reported (10 when zero). With RequireNone, a batch held back while
+	// a broker works through earlier requests is not sent, and that does
+	// not count (docs/backpressure.md).
 	MaxAttempts int
 
 	// WriteBackoffMin is the pause before the first retry of a batch; later
