@@ -23,10 +23,8 @@ type connDrain struct {
 }
 
 // drainOnClose marks c, an own connection, so that closing it drains it
-// (for at most bound), and returns the channel closed when the connection
-// is. Only the connection's holder calls it; an unmarked connection that
-// is closed already gives a closed channel.
-func (c *brokerConn) drainOnClose(bound time.Duration) <-chan struct{} {
+// (for at most bound). Only the connection's holder calls it.
+func (c *brokerConn) drainOnClose(bound time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.drain == nil {
@@ -35,6 +33,13 @@ func (c *brokerConn) drainOnClose(bound time.Duration) <-chan struct{} {
 			close(c.drain.done) // closed the usual way already
 		}
 	}
+}
+
+// drained returns the channel closed once a connection marked by
+// drainOnClose is closed, its drain over.
+func (c *brokerConn) drained() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.drain.done
 }
 
@@ -55,7 +60,11 @@ func (c *brokerConn) closeAtOnce() {
 func (c *brokerConn) shutDrained(d *connDrain) {
 	defer close(d.done)
 	defer c.nc.Close()
-	if !closeWrite(c.nc) {
+	// Under TLS no closing alert is sent: after a write cut mid-record it
+	// would be taken for the rest of that record (and its write may block
+	// for seconds); the end of the TCP stream is what the broker needs.
+	wc, ok := beneathTLS(c.nc).(interface{ CloseWrite() error })
+	if !ok || wc.CloseWrite() != nil {
 		return
 	}
 	// The holder's last read may still set or clear the read deadline
@@ -77,26 +86,16 @@ func (c *brokerConn) shutDrained(d *connDrain) {
 	}
 }
 
-// closeWrite half closes nc's TCP connection, reporting whether it could.
-// Under TLS no closing alert is sent: after a write cut mid-record it would
-// be taken for the rest of that record (and its write may block for
-// seconds); the end of the TCP stream is what the broker needs to see.
-func closeWrite(nc net.Conn) bool {
-	type writeCloser interface{ CloseWrite() error }
+// beneathTLS returns the connection a TLS connection runs on, and any
+// other connection as it is.
+func beneathTLS(nc net.Conn) net.Conn {
 	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
-		nc = tc.NetConn()
+		return tc.NetConn()
 	}
-	wc, ok := nc.(writeCloser)
-	return ok && wc.CloseWrite() == nil
+	return nc
 }
 
 // abortDrain ends the drain of c now: its read fails. The TCP connection
 // is closed beneath any TLS, whose closing alert could wait on a full
 // socket buffer.
-func (c *brokerConn) abortDrain() {
-	nc := c.nc
-	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
-		nc = tc.NetConn()
-	}
-	nc.Close()
-}
+func (c *brokerConn) abortDrain() { beneathTLS(c.nc).Close() }

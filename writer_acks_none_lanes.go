@@ -39,12 +39,11 @@ type noAckLane struct {
 	pool *connPool
 	// turn holds a token while a request or a barrier is written on the
 	// lane; the fields below are guarded by it.
-	turn    chan struct{}
-	lease   *connLease
-	drained <-chan struct{} // the drain of the connection given up last, until it ends
-	drainOf *brokerConn     // that connection
-	written uint64          // requests written on the lane
-	settled uint64          // of those, the ones the broker is known to be done with
+	turn     chan struct{}
+	lease    *connLease
+	draining *brokerConn // the connection given up last, until its drain ends
+	written  uint64      // requests written on the lane
+	settled  uint64      // of those, the ones the broker is known to be done with
 
 	users int // sinks whose last request went on the lane; guarded by noAckLanes.mu
 }
@@ -74,9 +73,6 @@ func (e *heldBackError) Error() string {
 }
 
 func (e *heldBackError) Unwrap() error { return e.cause }
-
-// Temporary makes the error retriable for any caller that checks.
-func (e *heldBackError) Temporary() bool { return true }
 
 // attach returns the lane to pool for a sink that sends on it.
 func (ls *noAckLanes) attach(pool *connPool) *noAckLane {
@@ -153,7 +149,7 @@ func (l *noAckLane) settleLocked(ctx context.Context, seq uint64) error {
 	if l.lease != nil {
 		l.giveUp()
 	}
-	if l.drained == nil {
+	if l.draining == nil {
 		l.drainEnded() // nothing written since the last barrier or drain
 		return nil
 	}
@@ -177,7 +173,7 @@ func (l *noAckLane) releaseSettled() {
 // back to the pool.
 func (l *noAckLane) giveUp() {
 	c := l.lease.c
-	l.drained, l.drainOf = c.drainOnClose(0), c // marked when leased: the bound is set
+	l.draining = c // marked when leased
 	c.close(errNoAckLaneGaveUp)
 	l.lease.release()
 	l.lease = nil
@@ -190,11 +186,11 @@ var errNoAckLaneGaveUp = errors.New("kafka: connection of an acks=0 lane given u
 // lane's turn, which others need to learn the same, and with its whole
 // timeout left for the write once the drain is over.
 func (l *noAckLane) drainOver() error {
-	if l.drained == nil {
+	if l.draining == nil {
 		return nil
 	}
 	select {
-	case <-l.drained:
+	case <-l.draining.drained():
 	default:
 		return &heldBackError{broker: l.pool.address}
 	}
@@ -204,7 +200,7 @@ func (l *noAckLane) drainOver() error {
 
 // drainEnded records that the broker is done with every request written.
 func (l *noAckLane) drainEnded() {
-	l.drained, l.drainOf = nil, nil
+	l.draining = nil
 	l.settled = l.written
 }
 
@@ -219,8 +215,8 @@ func (ls *noAckLanes) endDrains() {
 	ls.mu.Unlock()
 	for _, l := range lanes {
 		l.turn <- struct{}{}
-		if l.drainOf != nil {
-			l.drainOf.abortDrain()
+		if l.draining != nil {
+			l.draining.abortDrain()
 		}
 		<-l.turn
 	}

@@ -426,21 +426,7 @@ func sinksHoldLane(w *Writer) bool {
 func TestWriterRequireNoneLaneBarrier(t *testing.T) {
 	fc := fakebroker.New(t, 1)
 	fc.SetLeader(0, 1)
-	gate := make(chan struct{})
-	var gated atomic.Value // the client address of the first Produce's connection
-	a := newAppendLog(t, fc, "m", 0)
-	fc.SetHandler(func(r *fakebroker.Request) {
-		addr := r.Conn.NC.RemoteAddr().String()
-		if r.Msg.ApiKey() == protocol.Produce {
-			gated.CompareAndSwap(nil, addr)
-		}
-		if gated.Load() == addr {
-			<-gate // the barrier too waits here, behind the Produce requests
-		}
-		if r.Msg.ApiKey() == protocol.Produce {
-			a.handle(r)
-		}
-	})
+	a := newGatedBroker(t, fc, "m") // the barrier too waits behind the gated Produce requests
 	tr := tpNewTransport(t)
 	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, BatchSize: 1}
 	defer w.Close()
@@ -461,7 +447,7 @@ func TestWriterRequireNoneLaneBarrier(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer other.release()
-		if other.c.nc.LocalAddr().String() == gated.Load() {
+		if other.c.nc.LocalAddr().String() == a.gated.Load() {
 			break
 		}
 	}
@@ -474,7 +460,7 @@ func TestWriterRequireNoneLaneBarrier(t *testing.T) {
 		}
 	case <-time.After(200 * time.Millisecond): // waiting for the barrier, as it should
 	}
-	close(gate)
+	close(a.gate)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
