@@ -122,6 +122,9 @@ type Reader struct {
 	currentRead    commit
 	currentHasRead bool
 	readCommits    offsetStash
+	// commitCarry: offsets a cooperative generation could not commit,
+	// for the next one (reader_group.go carryCommits).
+	commitCarry offsetStash
 }
 
 // ReaderConfig configures a Reader.

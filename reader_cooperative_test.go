@@ -48,10 +48,12 @@ type coopGroupStub struct {
 	commitErr int16
 	badGen    int32
 	badCode   int16
+	// commitsOf counts the OffsetCommits of each generation ID.
+	commitsOf map[int32]int
 }
 
 func newCoopGroupStub(assign func(gen int) []int, limits map[int32]int64) *coopGroupStub {
-	return &coopGroupStub{assign: assign, limits: limits, fetches: map[int32]int{}, committed: map[int32]int64{}}
+	return &coopGroupStub{assign: assign, limits: limits, fetches: map[int32]int{}, committed: map[int32]int64{}, commitsOf: map[int32]int{}}
 }
 
 func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) (Response, error) {
@@ -92,6 +94,7 @@ func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 	case *offsetfetch.Request:
 		return offsetFetchAnswer(r, s.committed), nil
 	case *offsetcommit.Request:
+		s.commitsOf[r.GenerationID]++
 		if s.commitErr != 0 {
 			return offsetCommitAnswer(r, s.commitErr, nil), nil
 		}
@@ -495,5 +498,62 @@ func TestReaderCooperativeStaleCommitLoopLeavesNextGeneration(t *testing.T) {
 		if _, err := r.FetchMessage(wctx); err != nil {
 			t.Fatalf("after %d messages: %v (generation %d live, %d partition readers)", i, err, joins, n)
 		}
+	}
+}
+
+// A classic coordinator answers the commits of a generation that is being
+// replaced REBALANCE_IN_PROGRESS (or ILLEGAL_GENERATION), however often
+// they come. The final flush of a cooperative generation so answered is
+// sent once, not retried into the join deadline (the member would be
+// dropped, and its partitions read again from the last commit by others),
+// and what it could not commit is committed by the next generation, which
+// keeps the partitions: the messages ReadMessage returned stay committed
+// without another call.
+func TestReaderCooperativeRebalanceCommitCarriedToNextGeneration(t *testing.T) {
+	stub := newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})
+	r := NewReader(ReaderConfig{
+		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
+		HeartbeatInterval: 10 * time.Millisecond,
+		CommitInterval:    time.Hour, // only the end of the generation commits
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     20,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	want := map[int32]int64{}
+	for i := 0; i < 25; i++ {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[int32(m.Partition)] = m.Offset + 1
+	}
+	stub.mu.Lock()
+	if stub.joins != 1 || len(stub.committed) != 0 {
+		stub.mu.Unlock()
+		t.Fatalf("before the rebalance: %d joins, committed %v", stub.joins, stub.committed)
+	}
+	stub.badGen, stub.badCode = 1, int16(RebalanceInProgress)
+	stub.mu.Unlock()
+
+	waitStub(t, stub, "the carried offsets to be committed", func() bool {
+		for p, off := range want {
+			if stub.committed[p] != off {
+				return false
+			}
+		}
+		return true
+	})
+	stub.mu.Lock()
+	defer stub.mu.Unlock()
+	if n := stub.commitsOf[1]; n != 1 {
+		t.Errorf("generation 1 sent %d OffsetCommits after the rebalance began, want 1 (no retry of a refused generation)", n)
+	}
+	if stub.joins != 2 {
+		t.Errorf("%d joins, want 2", stub.joins)
 	}
 }

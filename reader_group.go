@@ -148,7 +148,7 @@ func (o offsetStash) reset() {
 func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
 	err := gen.CommitOffsets(offsets)
 	var fatal *fatalGroupError
-	for attempt := 1; err != nil && attempt < readerCommitAttempts && !errors.As(err, &fatal) && !errors.Is(err, UnknownMemberId); attempt++ {
+	for attempt := 1; err != nil && attempt < readerCommitAttempts && !errors.As(err, &fatal) && !errors.Is(err, UnknownMemberId) && !refusedForGeneration(gen, err); attempt++ {
 		if !sleep(r.life, backoff(attempt, readerCommitBackoffMin, readerCommitBackoffMax)) {
 			break
 		}
@@ -175,6 +175,56 @@ func (r *Reader) commitWithRetry(gen *Generation, offsets offsetStash) error {
 	return err
 }
 
+// refusedForGeneration tells whether err means the coordinator refuses
+// every commit of gen from now on: REBALANCE_IN_PROGRESS and
+// ILLEGAL_GENERATION name a generation ID that can only be replaced, never
+// accepted again. Retrying them would only delay the rejoin the group waits
+// for, past the join deadline, and cost the member its partitions. A
+// member of the "consumer" protocol sends the latest epoch each time, so
+// its retries are not concerned.
+func refusedForGeneration(gen *Generation, err error) bool {
+	return gen.memberEpoch == nil && (errors.Is(err, RebalanceInProgress) || errors.Is(err, IllegalGeneration))
+}
+
+// carryCommits keeps offsets a cooperative generation could not commit
+// because it ended (refusedForGeneration): the member keeps reading the
+// partitions it is assigned again, and the next generation's commit loop
+// commits them (takeCarried). Only periodic commits: a CommitMessages
+// caller heard of the failure and decides for itself.
+func (r *Reader) carryCommits(gen *Generation, pending offsetStash, err error) {
+	if err == nil || !gen.cooperative || r.syncCommits() || !refusedForGeneration(gen, err) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.commitCarry == nil {
+		r.commitCarry = offsetStash{}
+	}
+	for topic, parts := range pending {
+		for part, offset := range parts {
+			r.commitCarry.merge([]commit{{topic: topic, partition: part, offset: offset}})
+		}
+	}
+}
+
+// takeCarried moves the offsets carried from the previous generation to
+// pending, those of partitions gen assigns to this member only: the others
+// are another member's now, and a commit of them could move its offsets
+// back.
+func (r *Reader) takeCarried(gen *Generation, pending offsetStash) {
+	r.mu.Lock()
+	carried := r.commitCarry
+	r.commitCarry = nil
+	r.mu.Unlock()
+	for topic, list := range gen.Assignments {
+		for _, a := range list {
+			if offset, ok := carried[topic][a.ID]; ok {
+				pending.merge([]commit{{topic: topic, partition: a.ID, offset: offset}})
+			}
+		}
+	}
+}
+
 // commitLoop serves CommitMessages for one generation. Synchronous commits
 // are sent as they come and answered; periodic ones accumulate and are
 // sent every CommitInterval. When the generation ends (Close included),
@@ -199,6 +249,9 @@ func (r *Reader) commitLoop(ctx context.Context, gen *Generation) {
 			r.withErrorLogger(func(l Logger) { l.Printf("%v", err) })
 		}
 		return err
+	}
+	if r.takeCarried(gen, pending); len(pending) > 0 {
+		flush()
 	}
 
 	for {
@@ -231,6 +284,7 @@ func (r *Reader) commitLoop(ctx context.Context, gen *Generation) {
 			for _, ch := range waiting {
 				ch <- err
 			}
+			r.carryCommits(gen, pending, err)
 			return
 		}
 	}
