@@ -122,9 +122,9 @@ type Reader struct {
 	currentRead    commit
 	currentHasRead bool
 	readCommits    offsetStash
-	// commitCarry: offsets a cooperative generation could not commit,
-	// for the next one (reader_group.go carryCommits).
-	commitCarry offsetStash
+	// carry: offsets a cooperative generation could not commit, for the
+	// next one (reader_group.go carryCommits).
+	carry *commitCarry
 }
 
 // ReaderConfig configures a Reader.

@@ -72,6 +72,7 @@ func (r *Reader) stopCooperative() {
 	r.mu.Lock()
 	readers := r.coop
 	r.coop = nil
+	r.carry = nil // not this member's to commit any more
 	if len(readers) > 0 {
 		r.generation++ // what they queued is stale now
 	}

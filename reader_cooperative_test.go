@@ -557,3 +557,60 @@ func TestReaderCooperativeRebalanceCommitCarriedToNextGeneration(t *testing.T) {
 		t.Errorf("%d joins, want 2", stub.joins)
 	}
 }
+
+// Offsets carried from a generation whose commits were refused belong to
+// the member that read them for as long as it keeps its partitions. A
+// member that is then dropped (its JoinGroup answered UNKNOWN_MEMBER_ID)
+// and joins again must not commit them: meanwhile another member owned the
+// partitions and committed further, and the carried offsets would move its
+// commits back.
+func TestReaderCooperativeCarriedCommitsDroppedWithMembership(t *testing.T) {
+	stub := &forgettingCoopStub{coopGroupStub: newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})}
+	r := NewReader(ReaderConfig{
+		Brokers:           []string{serveForgettingCoopStub(t, stub).String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
+		HeartbeatInterval: 10 * time.Millisecond,
+		CommitInterval:    time.Hour, // only the end of a generation commits
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     20,
+		JoinGroupBackoff:  10 * time.Millisecond,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := 0; i < 25; i++ {
+		if _, err := r.ReadMessage(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const other = 1 << 20 // what the other member committed
+	stub.forget("m-1")
+	stub.mu.Lock()
+	stub.committed[0], stub.committed[1] = other, other
+	stub.badGen, stub.badCode = 1, int16(RebalanceInProgress)
+	stub.mu.Unlock()
+
+	// The member joins again and reads from the other member's offsets.
+	m, err := r.FetchMessage(ctx)
+	for err == nil && m.Offset < other {
+		m, err = r.FetchMessage(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil { // the last generation's final flush
+		t.Fatal(err)
+	}
+	stub.mu.Lock()
+	defer stub.mu.Unlock()
+	if stub.refused == 0 {
+		t.Fatal("the member's JoinGroup was never refused: the test did not drop it")
+	}
+	for p, off := range stub.committed {
+		if off != other {
+			t.Errorf("partition %d committed at %d after the member joined again, want the other member's %d", p, off, other)
+		}
+	}
+}

@@ -186,6 +186,13 @@ func refusedForGeneration(gen *Generation, err error) bool {
 	return gen.memberEpoch == nil && (errors.Is(err, RebalanceInProgress) || errors.Is(err, IllegalGeneration))
 }
 
+// commitCarry is what a cooperative generation could not commit, for the
+// next generation of the same member (carryCommits, takeCarried).
+type commitCarry struct {
+	memberID string
+	offsets  offsetStash
+}
+
 // carryCommits keeps offsets a cooperative generation could not commit
 // because it ended (refusedForGeneration): the member keeps reading the
 // partitions it is assigned again, and the next generation's commit loop
@@ -197,25 +204,31 @@ func (r *Reader) carryCommits(gen *Generation, pending offsetStash, err error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.commitCarry == nil {
-		r.commitCarry = offsetStash{}
+	if r.carry == nil || r.carry.memberID != gen.MemberID {
+		r.carry = &commitCarry{memberID: gen.MemberID, offsets: offsetStash{}}
 	}
 	for topic, parts := range pending {
 		for part, offset := range parts {
-			r.commitCarry.merge([]commit{{topic: topic, partition: part, offset: offset}})
+			r.carry.offsets.merge([]commit{{topic: topic, partition: part, offset: offset}})
 		}
 	}
 }
 
 // takeCarried moves the offsets carried from the previous generation to
-// pending, those of partitions gen assigns to this member only: the others
-// are another member's now, and a commit of them could move its offsets
-// back.
+// pending, if gen is one of the same member, and for the partitions gen
+// assigns to it only. A member that lost its partitions meanwhile
+// (stopCooperative drops the carry) or joined again under another ID may
+// have had them taken over by another member, whose commits these must
+// not move back; partitions not assigned now are another member's.
 func (r *Reader) takeCarried(gen *Generation, pending offsetStash) {
 	r.mu.Lock()
-	carried := r.commitCarry
-	r.commitCarry = nil
+	carry := r.carry
+	r.carry = nil
 	r.mu.Unlock()
+	if carry == nil || carry.memberID != gen.MemberID {
+		return
+	}
+	carried := carry.offsets
 	for topic, list := range gen.Assignments {
 		for _, a := range list {
 			if offset, ok := carried[topic][a.ID]; ok {
@@ -250,7 +263,9 @@ func (r *Reader) commitLoop(ctx context.Context, gen *Generation) {
 		}
 		return err
 	}
-	if r.takeCarried(gen, pending); len(pending) > 0 {
+	if r.takeCarried(gen, pending); len(pending) > 0 && ctx.Err() == nil {
+		// Committed now, not at the first tick, which may be far. A
+		// generation that already ended commits them once, as it ends.
 		flush()
 	}
 
