@@ -172,7 +172,7 @@ func ParseFlags(client string, args []string, stderr io.Writer) (Config, error) 
 	fs.BoolVar(&cfg.SnappyUnframed, "snappy-unframed", false, "kafka-go: snappy.Unframed (one bare block per batch) instead of xerial frames")
 	fs.IntVar(&cfg.Semaphore, "semaphore", 0, "kafka-go: unacknowledged messages admitted by an application semaphore")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file (consumers: until the first member has read everything)")
-	fs.StringVar(&cfg.MemProfile, "memprofile", "", "consumers: write a heap profile to this file when half the messages were read")
+	fs.StringVar(&cfg.MemProfile, "memprofile", "", "consumers: write a heap profile to this file when half the messages were read; throughput: at the end (its alloc_space covers the run)")
 	fs.StringVar(&cfg.Group, "group", "", "consumer group of the group scenarios (default: the topic name + \"-group\")")
 	fs.IntVar(&cfg.CommitEvery, "commit-every", 1000, "consume-group-commit: messages between two synchronous commits")
 	fs.BoolVar(&cfg.KeepSamples, "keep-samples", false, "consumers: keep the heap series in the result")
@@ -316,6 +316,9 @@ func (c *counters) fill(res *Result) {
 }
 
 func runThroughput(ctx context.Context, cfg Config, c Client, res *Result) error {
+	if cfg.MemProfile != "" {
+		runtime.MemProfileRate = 64 << 10
+	}
 	var cnt counters
 	p, err := c.Async(cfg, cnt.ack)
 	if err != nil {
@@ -372,6 +375,10 @@ func runThroughput(ctx context.Context, cfg Config, c Client, res *Result) error
 		cnt.fail(0, fmt.Errorf("close: %w", cerr))
 	}
 	cnt.fill(res)
+	if cfg.MemProfile != "" {
+		// The heap profile holds every allocation of the run (alloc_space).
+		return writeHeapProfile(cfg.MemProfile)
+	}
 	return nil
 }
 
