@@ -96,13 +96,23 @@ func (s *Sticky) balance(topic string, msg Message, partitions []int, lim sticky
 		t = &stickyTopic{partition: -1}
 		s.topics[topic] = t
 	}
-	if t.partition < 0 || t.messages >= lim.messages || t.bytes >= lim.bytes || !slices.Contains(partitions, t.partition) {
+	if t.partition < 0 || t.messages >= lim.messages || t.bytes >= lim.bytes || !hasPartition(partitions, t.partition) {
 		t.partition = pickPartition(partitions, t.partition, queued)
 		t.messages, t.bytes = 0, 0
 	}
 	t.messages++
 	t.bytes += msg.totalSize()
 	return t.partition
+}
+
+// hasPartition reports whether p is one of partitions. A Writer passes
+// 0..n-1, where p is found at index p without a scan of every partition
+// for every message.
+func hasPartition(partitions []int, p int) bool {
+	if p >= 0 && p < len(partitions) && partitions[p] == p {
+		return true
+	}
+	return slices.Contains(partitions, p)
 }
 
 // pickPartition chooses the partition to move to, other than current when
@@ -112,7 +122,7 @@ func (s *Sticky) balance(topic string, msg Message, partitions []int, lim sticky
 // uniform.
 func pickPartition(partitions []int, current int, queued func(int) int) int {
 	n := len(partitions)
-	if n == 1 || !slices.Contains(partitions, current) {
+	if n == 1 || !hasPartition(partitions, current) {
 		if queued == nil {
 			return partitions[rand.IntN(n)]
 		}

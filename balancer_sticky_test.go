@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -107,6 +108,33 @@ func TestStickyLeavesVanishedPartition(t *testing.T) {
 		if q != 0 && q != 1 {
 			t.Fatalf("picked %d from [0 1]", q)
 		}
+	}
+}
+
+// A list that is not 0..n-1 (a program's own Balance call) is searched:
+// a partition whose number is another's index there is not taken for
+// present, and one that is present is kept.
+func TestStickyOtherPartitionLists(t *testing.T) {
+	s := &Sticky{BatchSize: 1000}
+	first := s.Balance(Message{}, 3, 5, 7)
+	for i := 0; i < 50; i++ {
+		if p := s.Balance(Message{}, 3, 5, 7); p != first {
+			t.Fatalf("moved from %d to %d within a batch", first, p)
+		}
+	}
+	// 1 is index 1 in [7 1]: found without a scan. 3 and 5 are not in
+	// [0 3 9 5 2 4]'s places 3 and 5: found by the scan.
+	for _, list := range [][]int{{7, 1}, {0, 3, 9, 5, 2, 4}, {2, 0}} {
+		was := s.Balance(Message{}, list...)
+		if !slices.Contains(list, was) {
+			t.Fatalf("picked %d from %v", was, list)
+		}
+		if p := s.Balance(Message{}, list...); p != was {
+			t.Fatalf("moved from %d to %d in %v within a batch", was, p, list)
+		}
+	}
+	if hasPartition([]int{2, 0}, 1) || hasPartition([]int{5, 1, 3}, 0) || !hasPartition([]int{5, 1, 3}, 3) || !hasPartition([]int{5, 1, 3}, 1) {
+		t.Fatal("hasPartition wrong")
 	}
 }
 
@@ -219,4 +247,20 @@ func TestWriterQueuedBatchesForSticky(t *testing.T) {
 		t.Errorf("idle partition reports %d queued batches", n)
 	}
 	stub.release()
+}
+
+// The cost of placing one unkeyed message, with few and many partitions
+// (the Writer's list, 0..n-1).
+func BenchmarkStickyBalance(b *testing.B) {
+	for _, n := range []int{3, 1000} {
+		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
+			s := &Sticky{BatchSize: 1000}
+			list := partitionList(n)
+			msg := Message{Value: make([]byte, 100)}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				s.balance("t", msg, list, stickyLimits{}, nil)
+			}
+		})
+	}
 }
