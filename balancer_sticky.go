@@ -61,17 +61,20 @@ type stickyLimits struct {
 
 // Balance implements Balancer.
 func (s *Sticky) Balance(msg Message, partitions ...int) int {
-	return s.balance(msg.Topic, msg, partitions, stickyLimits{}, nil)
+	return s.balance(msg.Topic, &msg, partitions, stickyLimits{}, nil)
 }
 
 // balance is Balance for a message of topic (which a Writer with a Topic
 // does not set in msg), with the Writer's batch limits, used where a field
 // of s is zero, and queued, the number of batches waiting in each partition
 // (nil when unknown), which weighs the choice of the next partition.
-func (s *Sticky) balance(topic string, msg Message, partitions []int, lim stickyLimits, queued func(partition int) int) int {
+//
+// msg is a pointer, not a copy of a 152-byte Message for every message, and
+// is not kept.
+func (s *Sticky) balance(topic string, msg *Message, partitions []int, lim stickyLimits, queued func(partition int) int) int {
 	if msg.Key != nil {
 		s.once.Do(func() { s.hash.Hasher = s.Hasher })
-		return s.hash.Balance(msg, partitions...)
+		return s.hash.Balance(*msg, partitions...)
 	}
 	if s.BatchSize > 0 {
 		lim.messages = s.BatchSize

@@ -259,7 +259,7 @@ func BenchmarkStickyBalance(b *testing.B) {
 			msg := Message{Value: make([]byte, 100)}
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				s.balance("t", msg, list, stickyLimits{}, nil)
+				s.balance("t", &msg, list, stickyLimits{}, nil)
 			}
 		})
 	}

@@ -918,7 +918,7 @@ func (w *Writer) assign(ctx context.Context, msgs []Message, buf []partitionGrou
 		}
 		var p int
 		if sticky != nil {
-			p = sticky.balance(topic, msgs[i], partitionList(lastCount), limits, queued)
+			p = sticky.balance(topic, &msgs[i], partitionList(lastCount), limits, queued)
 		} else {
 			p = balancer.Balance(msgs[i], partitionList(lastCount)...)
 		}
