@@ -58,8 +58,9 @@ type brokerConn struct {
 	done    chan struct{} // closed when the read loop exits (shared only)
 	drain   *connDrain    // how its holder wants it closed (drainOnClose)
 
-	// expires is when the broker will end the authenticated session (zero
-	// for never); the pool retires the connection then.
+	// expires is when the connection stops taking requests: nine tenths
+	// into the authenticated session the broker ends (zero for never). The
+	// pool retires it then, and so does an acks=0 lane (sessionOver).
 	expires time.Time
 
 	// Fields below are owned by the connPool (guarded by its mutex).
@@ -455,4 +456,10 @@ func putFrameBuffer(f *frameBuffer) {
 	}
 	f.b = f.b[:0]
 	frameBuffers.Put(f)
+}
+
+// sessionOver says whether c is past expires at now: no request should be
+// written on it any more.
+func (c *brokerConn) sessionOver(now time.Time) bool {
+	return !c.expires.IsZero() && now.After(c.expires)
 }

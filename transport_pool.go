@@ -137,7 +137,7 @@ func (p *connPool) pick(exclusive bool, addrs map[string]string) *brokerConn {
 	live := p.conns[:0]
 	now := time.Now()
 	for _, c := range p.conns {
-		if !c.expires.IsZero() && now.After(c.expires) {
+		if c.sessionOver(now) {
 			c.retired = true
 		}
 		if c.broken() != nil {

@@ -232,11 +232,27 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 		return 0, &heldBackError{broker: l.pool.address, cause: ctx.Err()}
 	}
 	defer func() { <-l.turn }()
+	if err := ctx.Err(); err != nil {
+		// The time went before anything was written (waiting for the
+		// turn, or settling the partitions' previous lanes): not an
+		// attempt.
+		return 0, &heldBackError{broker: l.pool.address, cause: err}
+	}
 	if l.lease != nil && l.lease.c.broken() != nil {
 		l.giveUp()
 	}
 	if err := l.drainOver(); err != nil {
 		return 0, err
+	}
+	if l.lease != nil && l.lease.c.sessionOver(time.Now()) {
+		// The broker is about to end the connection's authenticated
+		// session, after which it drops what comes and closes (KIP-368),
+		// which acks=0 would not hear of: the connection is settled and
+		// handed back for the pool to retire, and another one leased.
+		if err := l.settleLocked(ctx, l.written); err != nil {
+			return 0, err
+		}
+		l.releaseSettled()
 	}
 	if l.lease == nil {
 		lease, err := cl.leaseFrom(ctx, l.pool)
@@ -274,9 +290,11 @@ func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produ
 	defer cl.leave()
 	lanes := &s.w.state().noAck
 	if s.lane != nil && s.lane.pool != pool {
-		old := s.lane
+		// Left once this request is written: the last one out settles
+		// the lane with a barrier, which is not this request's time to
+		// spend (a slow broker would take all of it).
+		defer lanes.detach(s.lane, s.w.writeTimeout())
 		s.lane = nil
-		lanes.detach(old, s.w.writeTimeout())
 	}
 	if s.lane == nil {
 		s.lane = lanes.attach(pool)

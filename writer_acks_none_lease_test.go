@@ -15,6 +15,9 @@ import (
 	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
 	produceAPI "github.com/segmentio/kafka-go/protocol/produce"
+	"github.com/segmentio/kafka-go/protocol/saslauthenticate"
+	"github.com/segmentio/kafka-go/protocol/saslhandshake"
+	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
 // leasedConns counts the connections of tr's pools that are checked out.
@@ -465,4 +468,62 @@ func TestWriterRequireNoneLaneBarrier(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.checkOrder(11)
+}
+
+// A broker ends a connection's authenticated session when its lifetime is
+// over (KIP-368): a request that comes after it is dropped, and the
+// connection closed. With acks=0 nobody would hear of it, so a lane must
+// not write past the point where the pool retires a connection: it hands
+// its connection back and leases a new one, authenticated again.
+func TestWriterRequireNoneSASLSessionEnd(t *testing.T) {
+	const lifetime = time.Second
+	fc := fakebroker.New(t, 1)
+	fc.SetLeader(0, 1)
+	a := newAppendLog(t, fc, "m", 0)
+	var mu sync.Mutex
+	authAt := map[*fakebroker.Conn]time.Time{}
+	var dropped, auths atomic.Int64
+	fc.Brokers[0].Intercept = func(c *fakebroker.Conn, r *fakebroker.Request) bool {
+		switch r.Msg.ApiKey() {
+		case protocol.SaslHandshake:
+			r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+			return true
+		case protocol.SaslAuthenticate:
+			mu.Lock()
+			authAt[c] = time.Now()
+			mu.Unlock()
+			auths.Add(1)
+			r.Reply(&saslauthenticate.Response{SessionLifetimeMs: lifetime.Milliseconds()})
+			return true
+		}
+		mu.Lock()
+		at, ok := authAt[c]
+		mu.Unlock()
+		if ok && time.Since(at) > lifetime {
+			if r.Msg.ApiKey() == protocol.Produce {
+				dropped.Add(1)
+			}
+			r.CloseConn()
+			return true
+		}
+		return false
+	}
+	tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}, MetadataTTL: time.Hour, ClientID: "test"}
+	t.Cleanup(tr.CloseIdleConnections)
+	w := &Writer{Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone, BatchSize: 1}
+	defer w.Close()
+	n := 0
+	for start := time.Now(); time.Since(start) < 3*lifetime || auths.Load() < 3; n++ {
+		if err := w.WriteMessages(context.Background(), Message{Value: []byte("m" + strconv.Itoa(n))}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := dropped.Load(); d != 0 {
+		t.Fatalf("%d produce requests written after their connection's session ended (%d messages written)", d, n)
+	}
+	a.checkOrder(n)
 }

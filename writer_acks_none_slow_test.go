@@ -279,6 +279,47 @@ func TestWriterRequireNoneSlowBrokerHoldsBackOnlyTheMoved(t *testing.T) {
 	g.checkOrder(7)
 }
 
+// A sink whose broker lost its partitions leaves that broker's lane with a
+// barrier, which behind the gated requests takes the whole WriteTimeout,
+// out of the time of the request it was about to send. The request's
+// partition never went on that lane (its first batch): it is not written,
+// and that is not an attempt. With MaxAttempts 1 it must not fail.
+func TestWriterRequireNoneSlowBrokerLeavingLaneIsNotAnAttempt(t *testing.T) {
+	fc := fakebroker.New(t, 2)
+	fc.SetLeader(0, 1)
+	fc.SetLeader(1, 1)
+	g := newGatedBroker(t, fc, "")
+	tr := &Transport{MetadataTTL: time.Millisecond, ClientID: "test"}
+	t.Cleanup(tr.CloseIdleConnections)
+	w, _ := slowBrokerWriter(fc, tr)
+	w.Balancer = BalancerFunc(func(m Message, _ ...int) int { return int(m.Key[0] - '0') })
+	defer w.Close()
+	if err := w.WriteMessages(context.Background(), Message{Key: []byte("0"), Value: []byte("0")}); err != nil {
+		t.Fatal(err)
+	}
+	fc.SetLeader(0, 2)
+	fc.SetLeader(1, 2)
+	req := &produceAPI.Request{Topics: []produceAPI.RequestTopic{{Topic: "t", Partitions: []produceAPI.RequestPartition{{Partition: 1}}}}}
+	tpWaitFor(t, "the transport to route partition 1 to broker 2", func() bool {
+		cl, pool, err := tr.route(context.Background(), fc.Addr(), req)
+		if err != nil {
+			return false
+		}
+		defer cl.leave()
+		return pool.broker.ID == 2
+	})
+	// The Writer's view still has broker 1 lead both: its sink for broker
+	// 1 takes partition 1's batch, and the Transport sends it to broker 2.
+	if err := w.WriteMessages(context.Background(), Message{Key: []byte("1"), Value: []byte("1")}); err != nil {
+		t.Fatalf("partition 1, never sent before: %v", err)
+	}
+	close(g.gate)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g.checkOrder(2)
+}
+
 // Close ends the drain of a connection the broker has not closed yet: no
 // goroutine stays behind for it.
 func TestWriterRequireNoneCloseEndsDrain(t *testing.T) {
