@@ -232,12 +232,6 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 		return 0, &heldBackError{broker: l.pool.address, cause: ctx.Err()}
 	}
 	defer func() { <-l.turn }()
-	if err := ctx.Err(); err != nil {
-		// The time went before anything was written (waiting for the
-		// turn, or settling the partitions' previous lanes): not an
-		// attempt.
-		return 0, &heldBackError{broker: l.pool.address, cause: err}
-	}
 	if l.lease != nil && l.lease.c.broken() != nil {
 		l.giveUp()
 	}
@@ -248,8 +242,13 @@ func (l *noAckLane) write(ctx context.Context, cl *cluster, req *produceAPI.Requ
 		// The broker is about to end the connection's authenticated
 		// session, after which it drops what comes and closes (KIP-368),
 		// which acks=0 would not hear of: the connection is settled and
-		// handed back for the pool to retire, and another one leased.
-		if err := l.settleLocked(ctx, l.written); err != nil {
+		// handed back for the pool to retire, and another one leased. The
+		// barrier takes at most half the time left, the rest being the
+		// request's.
+		sctx, cancel := halfTimeLeft(ctx)
+		err := l.settleLocked(sctx, l.written)
+		cancel()
+		if err != nil {
 			return 0, err
 		}
 		l.releaseSettled()
@@ -304,12 +303,8 @@ func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produ
 	// broker must be done with it first, or the partition is held back
 	// (and left out of the request). A barrier takes at most half the
 	// time left, the rest being the others' to be written in.
-	settleCtx := ctx
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		settleCtx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
-		defer cancel()
-	}
+	settleCtx, cancel := halfTimeLeft(ctx)
+	defer cancel()
 	left := 0
 	for i, pw := range parts {
 		if prev := pw.noAckLane; errs[i] == nil && prev != nil && prev != lane {
@@ -335,6 +330,15 @@ func (s *brokerSink) laneRoundTrip(ctx context.Context, t *Transport, req *produ
 		}
 	}
 	return nil
+}
+
+// halfTimeLeft returns ctx with a deadline half as far as its own, if it
+// has one: for a barrier that must leave the rest to a request.
+func halfTimeLeft(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+	}
+	return ctx, func() {}
 }
 
 // dropPartition removes the batch of key from req.

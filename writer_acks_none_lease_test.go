@@ -527,3 +527,35 @@ func TestWriterRequireNoneSASLSessionEnd(t *testing.T) {
 	}
 	a.checkOrder(n)
 }
+
+// A request whose time is always gone before it is written (a WriteTimeout
+// shorter than any write) fails its attempts: it is not held back without
+// end, and neither WriteMessages nor Close waits forever.
+func TestWriterRequireNoneTimeGoneEnds(t *testing.T) {
+	fc := fakebroker.New(t, 1)
+	fc.SetLeader(0, 1)
+	newAppendLog(t, fc, "m", 0)
+	tr := tpNewTransport(t)
+	w := &Writer{
+		Addr: fc.Addr(), Topic: "t", Transport: tr, RequiredAcks: RequireNone,
+		WriteTimeout: time.Nanosecond, MaxAttempts: 2,
+		WriteBackoffMin: time.Millisecond, WriteBackoffMax: 2 * time.Millisecond,
+	}
+	if _, err := w.partitions(context.Background(), "t", nil); err != nil { // the metadata, looked up without WriteTimeout
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := w.WriteMessages(context.Background(), Message{Value: []byte("m0")})
+		w.Close()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Log("written within a nanosecond")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("WriteMessages or Close still waiting after 20s")
+	}
+}
