@@ -125,7 +125,6 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, address string
 	}
 	s := &connSetup{nc: nc, br: hs.br, versions: hs.versions, unusable: hs.unusable, ranges: hs.ranges}
 	if cfg.sasl != nil {
-		start := time.Now()
 		saslCtx := sasl.WithMetadata(ctx, &sasl.Metadata{Host: host, Port: port})
 		if err := hs.authenticate(saslCtx, cfg.sasl); err != nil {
 			return nil, ctxError(ctx, err)
@@ -133,8 +132,13 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, address string
 		if hs.sessionLifetime > 0 {
 			// The broker closes the connection when the session ends;
 			// stop using it a little before, so that no request is lost
-			// to that.
-			s.expires = start.Add(hs.sessionLifetime * 9 / 10)
+			// to that. A session over before the connection could be used
+			// is an error, not a connection to retire and dial again
+			// without end.
+			s.expires = hs.sessionFrom.Add(hs.sessionLifetime * 9 / 10)
+			if time.Now().After(s.expires) {
+				return nil, fmt.Errorf("kafka: SASL session of %v with broker %s too short: over before the connection was set up", hs.sessionLifetime, address)
+			}
 		}
 	}
 	if release() {
@@ -216,8 +220,11 @@ type handshake struct {
 	ranges   map[protocol.ApiKey][2]int16
 
 	// sessionLifetime is how long the broker keeps the authenticated
-	// session (KIP-368), zero when it does not say.
+	// session (KIP-368), zero when it does not say; sessionFrom is when the
+	// SaslAuthenticate request that said so was sent: no later than the
+	// broker's start of the session, from which it counts.
 	sessionLifetime time.Duration
+	sessionFrom     time.Time
 }
 
 func (h *handshake) exchange(req protocol.Message, version int16) (protocol.Message, error) {
@@ -495,6 +502,7 @@ func (h *handshake) saslToken(token []byte) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("broker %s does not support SaslAuthenticate", h.address)
 	}
+	sent := time.Now()
 	msg, err := h.exchange(req, v)
 	if err != nil {
 		return nil, err
@@ -505,6 +513,7 @@ func (h *handshake) saslToken(token []byte) ([]byte, error) {
 	}
 	if res.SessionLifetimeMs > 0 {
 		h.sessionLifetime = time.Duration(res.SessionLifetimeMs) * time.Millisecond
+		h.sessionFrom = sent
 	}
 	return res.AuthBytes, nil
 }

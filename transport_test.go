@@ -1138,6 +1138,58 @@ func TestTransportSASLSessionLifetime(t *testing.T) {
 	tpWaitFor(t, "the expired connection to be closed", func() bool { return b.NumClosed() >= 1 })
 }
 
+// The broker counts a session from the end of authentication: a slow
+// handshake before it (a mechanism fetching a token, say) does not shorten
+// it, and a session over before the connection could be used is an error,
+// not connections dialed and retired one after another until ctx ends.
+func TestTransportSASLSessionCountedFromAuthenticate(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		handshakeDelay, lifeMs int64
+		authDelay              time.Duration
+		wantErr                bool
+	}{
+		{name: "slow handshake", handshakeDelay: 500, lifeMs: 400},
+		{name: "session over at once", authDelay: 100 * time.Millisecond, lifeMs: 50, wantErr: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fc := fakebroker.New(t, 1)
+			b := fc.Brokers[0]
+			b.Intercept = func(_ *fakebroker.Conn, r *fakebroker.Request) bool {
+				switch r.Msg.ApiKey() {
+				case protocol.SaslHandshake:
+					time.Sleep(time.Duration(c.handshakeDelay) * time.Millisecond)
+					r.Reply(&saslhandshake.Response{Mechanisms: []string{"PLAIN"}})
+					return true
+				case protocol.SaslAuthenticate:
+					time.Sleep(c.authDelay)
+					r.Reply(&saslauthenticate.Response{SessionLifetimeMs: c.lifeMs})
+					return true
+				}
+				return false
+			}
+			fc.SetHandler(func(r *fakebroker.Request) { tpProduceReply(r, 0) })
+			tr := &Transport{SASL: plain.Mechanism{Username: "u", Password: "p"}, MetadataTTL: time.Hour}
+			defer tr.CloseIdleConnections()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, err := tr.RoundTrip(ctx, fc.Addr(), tpProduceRequest(0, -1))
+			switch {
+			case c.wantErr && (err == nil || !strings.Contains(err.Error(), "too short")):
+				t.Fatalf("RoundTrip: %v, want the session too short", err)
+			case !c.wantErr && err != nil:
+				t.Fatal(err)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("RoundTrip waited for its context")
+			}
+			if n := b.NumConns(); n > 2 {
+				t.Fatalf("%d connections opened", n)
+			}
+		})
+	}
+}
+
 func TestTransportUndecodableResponseFailsOnlyItsRequest(t *testing.T) {
 	fc := fakebroker.New(t, 1)
 	fc.SetHandler(func(r *fakebroker.Request) {
