@@ -614,3 +614,93 @@ func TestReaderCooperativeCarriedCommitsDroppedWithMembership(t *testing.T) {
 		}
 	}
 }
+
+// A message fetched while its partition was this member's, committed after
+// the partition went to another member, is not committed: the coordinator
+// would take it (it does not check who owns a partition) and move the
+// other member's commits back. Commits of the partitions kept go on.
+func TestReaderLateCommitOfMovedPartitionDropped(t *testing.T) {
+	stub := newCoopGroupStub(func(gen int) []int {
+		if gen == 1 {
+			return []int{0, 1}
+		}
+		return []int{0}
+	}, map[int32]int64{0: 1 << 40, 1: 1 << 40})
+	r := NewReader(ReaderConfig{
+		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
+		HeartbeatInterval: time.Millisecond,
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     20,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var kept, moved Message
+	for kept.Offset == 0 || moved.Offset == 0 {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Partition == 1 {
+			moved = m
+		} else {
+			kept = m
+		}
+	}
+	stub.startRebalance()
+	waitStub(t, stub, "partition 1 to be revoked and the follow-up rebalance", func() bool { return stub.joins >= 3 })
+	if err := r.CommitMessages(ctx, moved, kept); err != nil {
+		t.Fatal(err)
+	}
+	stub.mu.Lock()
+	defer stub.mu.Unlock()
+	if off, ok := stub.committed[1]; ok {
+		t.Errorf("partition 1, another member's now, committed at %d", off)
+	}
+	if stub.committed[0] != kept.Offset+1 {
+		t.Errorf("partition 0 committed at %d, want %d", stub.committed[0], kept.Offset+1)
+	}
+}
+
+// When an eager generation ends, the messages its partition readers
+// queued are not returned while the member waits for the next one: their
+// partitions may be another member's by then.
+func TestReaderEagerGenerationEndStopsQueuedMessages(t *testing.T) {
+	stub := newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})
+	hold := make(chan struct{})
+	defer close(hold)
+	stub.onJoin = func(n int) <-chan struct{} {
+		if n == 2 {
+			return hold
+		}
+		return nil
+	}
+	r := NewReader(ReaderConfig{
+		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{RangeGroupBalancer{}},
+		HeartbeatInterval: time.Millisecond,
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     20,
+	})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := r.FetchMessage(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitStub(t, stub, "a batch to be queued", func() bool { return r.queued.Load() > 0 })
+	stub.startRebalance()
+	waitStub(t, stub, "the member to rejoin", func() bool { return stub.joins >= 2 })
+	wctx, wcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer wcancel()
+	if m, err := r.FetchMessage(wctx); err == nil {
+		t.Fatalf("message %d@%d of the ended generation returned", m.Partition, m.Offset)
+	} else if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+}

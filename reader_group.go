@@ -106,12 +106,15 @@ func (r *Reader) subscribe(assignments map[string][]PartitionAssignment) {
 }
 
 // unsubscribe stops the partition readers at the end of a generation.
-// Messages already queued stay in the queue: dropping them could race with
-// FetchMessage and commit past a gap; FetchMessage skips them once the
-// next generation starts, and another member reads them again.
+// The messages they queued are not returned any more (the generation
+// count moves on, so FetchMessage skips them): their partitions may be
+// another member's already, which reads them again from the group's
+// commits; returned now, they would be read twice and their commits could
+// move the other member's back.
 func (r *Reader) unsubscribe() {
 	r.mu.Lock()
 	stop := r.stopReaders
+	r.generation++
 	r.mu.Unlock()
 	stop()
 	r.workers.Wait()
@@ -238,6 +241,50 @@ func (r *Reader) takeCarried(gen *Generation, pending offsetStash) {
 	}
 }
 
+// committable returns the partitions whose offsets gen commits: those
+// assigned to the member, and those it gives up (their last commits go
+// out with the generation that revokes them).
+func committable(gen *Generation) map[topicPartition]bool {
+	owned := map[topicPartition]bool{}
+	for topic, list := range gen.Assignments {
+		for _, a := range list {
+			owned[topicPartition{topic: topic, partition: int32(a.ID)}] = true
+		}
+	}
+	for topic, list := range gen.revoked {
+		for _, p := range list {
+			owned[topicPartition{topic: topic, partition: p}] = true
+		}
+	}
+	return owned
+}
+
+// keepOwned drops from pending the partitions not in owned: messages read
+// in an earlier generation of partitions another member reads now
+// (CommitMessages called late, reads of a generation that had ended). The
+// coordinator would take the commit, since it does not check who owns a
+// partition, and move the other member's commits back; not committing
+// them only means the group reads them again, as it would have anyway.
+func (r *Reader) keepOwned(owned map[topicPartition]bool, pending offsetStash) {
+	var dropped []topicPartition
+	for topic, parts := range pending {
+		for p := range parts {
+			if key := (topicPartition{topic: topic, partition: int32(p)}); !owned[key] {
+				dropped = append(dropped, key)
+				delete(parts, p)
+			}
+		}
+		if len(parts) == 0 {
+			delete(pending, topic)
+		}
+	}
+	if len(dropped) > 0 {
+		r.withLogger(func(l Logger) {
+			l.Printf("group %s: not committing offsets of partitions this member no longer reads: %v", r.config.GroupID, dropped)
+		})
+	}
+}
+
 // commitLoop serves CommitMessages for one generation. Synchronous commits
 // are sent as they come and answered; periodic ones accumulate and are
 // sent every CommitInterval. When the generation ends (Close included),
@@ -254,7 +301,9 @@ func (r *Reader) commitLoop(ctx context.Context, gen *Generation) {
 		defer ticker.Stop()
 		tick = ticker.C
 	}
+	owned := committable(gen)
 	flush := func() error {
+		r.keepOwned(owned, pending)
 		err := r.commitWithRetry(gen, pending)
 		if err == nil {
 			pending.reset()
