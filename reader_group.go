@@ -279,7 +279,9 @@ func (r *Reader) keepOwned(owned map[topicPartition]bool, pending offsetStash) {
 		}
 	}
 	if len(dropped) > 0 {
-		r.withLogger(func(l Logger) {
+		// The error log: a program committing partitions it does not read
+		// (setting a group's offsets by hand, say) hears of it there.
+		r.withErrorLogger(func(l Logger) {
 			l.Printf("group %s: not committing offsets of partitions this member no longer reads: %v", r.config.GroupID, dropped)
 		})
 	}
