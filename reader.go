@@ -733,6 +733,10 @@ func (r *Reader) fetchMessage(ctx context.Context, autoCommit bool) (Message, er
 //
 // With CommitInterval set the commit happens in the background and the
 // call returns at once; otherwise it waits for the coordinator's answer.
+//
+// Messages of a partition a rebalance gave to another member since they
+// were fetched are not committed (their new owner's commits stand, and it
+// reads them again): ErrorLogger says so.
 func (r *Reader) CommitMessages(ctx context.Context, msgs ...Message) error {
 	if !r.useConsumerGroup() {
 		return errOnlyAvailableWithGroup
