@@ -132,13 +132,8 @@ func setupConn(ctx context.Context, cfg *dialConfig, nc net.Conn, address string
 		if hs.sessionLifetime > 0 {
 			// The broker closes the connection when the session ends;
 			// stop using it a little before, so that no request is lost
-			// to that. A session over before the connection could be used
-			// is an error, not a connection to retire and dial again
-			// without end.
+			// to that.
 			s.expires = hs.sessionFrom.Add(hs.sessionLifetime * 9 / 10)
-			if time.Now().After(s.expires) {
-				return nil, fmt.Errorf("kafka: SASL session of %v with broker %s too short: over before the connection was set up", hs.sessionLifetime, address)
-			}
 		}
 	}
 	if release() {

@@ -257,7 +257,7 @@ func (p *connPool) connect(addrs map[string]string, own bool) (*brokerConn, erro
 	rand.Shuffle(len(targets), func(i, j int) { targets[i], targets[j] = targets[j], targets[i] })
 	var firstErr error
 	for _, t := range targets {
-		c, err := dialBroker(p.ctx, p.cfg, t.network, t.address, t.name, own)
+		c, err := dialSession(p.ctx, p.cfg, t.network, t.address, t.name, own)
 		if err == nil {
 			return c, nil
 		}
@@ -272,6 +272,37 @@ func (p *connPool) connect(addrs map[string]string, own bool) (*brokerConn, erro
 		firstErr = errors.New("kafka: no address to connect to")
 	}
 	return nil, firstErr
+}
+
+// sessionDials is how many times a pool dials a broker whose SASL session
+// is over by the time the connection is set up (a token about to expire
+// gives a short one) before it gives up on the call.
+const sessionDials = 3
+
+// errSessionTooShort is a temporary error: a later dial (a new token) may
+// get a longer session.
+type errSessionTooShort struct{ address string }
+
+func (e *errSessionTooShort) Error() string {
+	return "kafka: SASL sessions with broker " + e.address + " ended as soon as they began"
+}
+
+func (e *errSessionTooShort) Temporary() bool { return true }
+
+// dialSession is dialBroker for a pool: a connection whose SASL session is
+// already past sessionOver would be retired at once and dialed again
+// without end; it is closed and dialed again, sessionDials times at most.
+func dialSession(ctx context.Context, cfg *dialConfig, network, address, name string, own bool) (*brokerConn, error) {
+	for i := 0; ; i++ {
+		c, err := dialBroker(ctx, cfg, network, address, name, own)
+		if err != nil || !c.sessionOver(time.Now()) {
+			return c, err
+		}
+		c.close(errConnClosed)
+		if i+1 == sessionDials {
+			return nil, &errSessionTooShort{address: address}
+		}
+	}
 }
 
 func isAuthError(err error) bool {
