@@ -620,11 +620,7 @@ func (r *Reader) takeReadCommits(pending offsetStash) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stashRead()
-	for topic, parts := range r.readCommits {
-		for part, offset := range parts {
-			pending.merge([]commit{{topic: topic, partition: part, offset: offset}})
-		}
-	}
+	pending.mergeStash(r.readCommits)
 	r.readCommits.reset()
 }
 

@@ -126,14 +126,28 @@ type offsetStash map[string]map[int]int64
 // merge keeps, per partition, the highest offset.
 func (o offsetStash) merge(commits []commit) {
 	for _, c := range commits {
-		byPartition := o[c.topic]
-		if byPartition == nil {
-			byPartition = map[int]int64{}
-			o[c.topic] = byPartition
+		o.add(c.topic, c.partition, c.offset)
+	}
+}
+
+// mergeStash merges the offsets of other, as merge does.
+func (o offsetStash) mergeStash(other offsetStash) {
+	for topic, parts := range other {
+		for partition, offset := range parts {
+			o.add(topic, partition, offset)
 		}
-		if cur, ok := byPartition[c.partition]; !ok || c.offset > cur {
-			byPartition[c.partition] = c.offset
-		}
+	}
+}
+
+// add keeps offset for the partition if it is higher than the one kept.
+func (o offsetStash) add(topic string, partition int, offset int64) {
+	byPartition := o[topic]
+	if byPartition == nil {
+		byPartition = map[int]int64{}
+		o[topic] = byPartition
+	}
+	if cur, ok := byPartition[partition]; !ok || offset > cur {
+		byPartition[partition] = offset
 	}
 }
 
@@ -210,34 +224,22 @@ func (r *Reader) carryCommits(gen *Generation, pending offsetStash, err error) {
 	if r.carry == nil || r.carry.memberID != gen.MemberID {
 		r.carry = &commitCarry{memberID: gen.MemberID, offsets: offsetStash{}}
 	}
-	for topic, parts := range pending {
-		for part, offset := range parts {
-			r.carry.offsets.merge([]commit{{topic: topic, partition: part, offset: offset}})
-		}
-	}
+	r.carry.offsets.mergeStash(pending)
 }
 
 // takeCarried moves the offsets carried from the previous generation to
-// pending, if gen is one of the same member, and for the partitions gen
-// assigns to it only. A member that lost its partitions meanwhile
-// (stopCooperative drops the carry) or joined again under another ID may
-// have had them taken over by another member, whose commits these must
-// not move back; partitions not assigned now are another member's.
+// pending, if gen is one of the same member. A member that lost its
+// partitions meanwhile (stopCooperative drops the carry) or joined again
+// under another ID may have had them taken over by another member, whose
+// commits these must not move back. Of the partitions carried, those gen
+// does not give the member are left out by keepOwned, as any commit is.
 func (r *Reader) takeCarried(gen *Generation, pending offsetStash) {
 	r.mu.Lock()
 	carry := r.carry
 	r.carry = nil
 	r.mu.Unlock()
-	if carry == nil || carry.memberID != gen.MemberID {
-		return
-	}
-	carried := carry.offsets
-	for topic, list := range gen.Assignments {
-		for _, a := range list {
-			if offset, ok := carried[topic][a.ID]; ok {
-				pending.merge([]commit{{topic: topic, partition: a.ID, offset: offset}})
-			}
-		}
+	if carry != nil && carry.memberID == gen.MemberID {
+		pending.mergeStash(carry.offsets)
 	}
 }
 
