@@ -34,6 +34,22 @@ type forgettingCoopStub struct {
 	refused   int
 }
 
+// dropFirstMember makes the coordinator drop member m-1 (its heartbeats
+// and commits of generation 1 answered UNKNOWN_MEMBER_ID, its ID refused)
+// and waits for the member's next JoinGroup, which closes joined.
+func (s *forgettingCoopStub) dropFirstMember(ctx context.Context, t *testing.T, joined <-chan struct{}) {
+	t.Helper()
+	s.mu.Lock()
+	s.badGen, s.badCode = 1, int16(UnknownMemberId)
+	s.mu.Unlock()
+	s.forget("m-1")
+	select {
+	case <-joined:
+	case <-ctx.Done():
+		t.Fatal("no rejoin")
+	}
+}
+
 func (s *forgettingCoopStub) forget(memberID string) {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
@@ -57,12 +73,7 @@ func (s *forgettingCoopStub) RoundTrip(ctx context.Context, addr net.Addr, req R
 }
 
 func serveForgettingCoopStub(t *testing.T, s *forgettingCoopStub) net.Addr {
-	fc := fakebroker.New(t, 1)
-	fc.SetLeader(1, 1)
-	fc.Brokers[0].SetApiKey(protocol.OffsetFetch, 1, 7)
-	s.coord = fc.Brokers[0]
-	serveStub(t, fc, s)
-	return fc.Addr()
+	return serveGroupStub(t, s.coopGroupStub, s)
 }
 
 // A cooperative Reader whose heartbeat is answered UNKNOWN_MEMBER_ID (its
@@ -72,25 +83,10 @@ func serveForgettingCoopStub(t *testing.T, s *forgettingCoopStub) net.Addr {
 // Next reports the loss, and the Reader calls stopCooperative.
 func TestMemberLostCooperativeHeartbeatUnknownMemberStopsPartitions(t *testing.T) {
 	stub := &forgettingCoopStub{coopGroupStub: newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})}
-	hold := make(chan struct{})
+	joined2, hold := stub.holdJoin(2) // the coordinator holds the new member's join (others are slow to rejoin)
 	defer close(hold)
-	joined2 := make(chan struct{})
-	stub.onJoin = func(n int) <-chan struct{} {
-		if n == 2 {
-			close(joined2)
-			return hold // the coordinator holds the new member's join (others are slow to rejoin)
-		}
-		return nil
-	}
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveForgettingCoopStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: 10 * time.Millisecond,
-		JoinGroupBackoff:  10 * time.Millisecond,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	r := stubGroupReader(serveForgettingCoopStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.JoinGroupBackoff = 10 * time.Millisecond
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -98,15 +94,7 @@ func TestMemberLostCooperativeHeartbeatUnknownMemberStopsPartitions(t *testing.T
 	if _, err := r.FetchMessage(ctx); err != nil {
 		t.Fatal(err)
 	}
-	stub.mu.Lock()
-	stub.badGen, stub.badCode = 1, int16(UnknownMemberId)
-	stub.mu.Unlock()
-	stub.forget("m-1")
-	select {
-	case <-joined2:
-	case <-ctx.Done():
-		t.Fatal("no rejoin")
-	}
+	stub.dropFirstMember(ctx, t, joined2)
 	// The join may start while the Reader is still stopping its partition
 	// readers (it heard of the loss just before): wait until no fetch came
 	// for 200 ms (they fetch every MaxWait, 10 ms, while they run), or 5 s.
@@ -147,24 +135,9 @@ func TestMemberLostCooperativeHeartbeatUnknownMemberStopsPartitions(t *testing.T
 // from where it was, and delivers again what the other member consumed.
 func TestMemberLostCooperativeLostPartitionRestartsAtCommitted(t *testing.T) {
 	stub := &forgettingCoopStub{coopGroupStub: newCoopGroupStub(func(int) []int { return []int{0} }, map[int32]int64{0: 1 << 40})}
-	hold := make(chan struct{})
-	joined2 := make(chan struct{})
-	stub.onJoin = func(n int) <-chan struct{} {
-		if n == 2 {
-			close(joined2)
-			return hold
-		}
-		return nil
-	}
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveForgettingCoopStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: 10 * time.Millisecond,
-		JoinGroupBackoff:  10 * time.Millisecond,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	joined2, hold := stub.holdJoin(2)
+	r := stubGroupReader(serveForgettingCoopStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.JoinGroupBackoff = 10 * time.Millisecond
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -172,15 +145,7 @@ func TestMemberLostCooperativeLostPartitionRestartsAtCommitted(t *testing.T) {
 	if m, err := r.FetchMessage(ctx); err != nil || m.Offset != 0 {
 		t.Fatalf("first message %d, %v", m.Offset, err)
 	}
-	stub.mu.Lock()
-	stub.badGen, stub.badCode = 1, int16(UnknownMemberId)
-	stub.mu.Unlock()
-	stub.forget("m-1")
-	select {
-	case <-joined2:
-	case <-ctx.Done():
-		t.Fatal("no rejoin")
-	}
+	stub.dropFirstMember(ctx, t, joined2)
 	// While this member was out of the group, another one read partition
 	// 0 up to 1000 and committed.
 	stub.mu.Lock()
@@ -210,24 +175,9 @@ func TestMemberLostCooperativeLostPartitionRestartsAtCommitted(t *testing.T) {
 // committed offset.
 func TestMemberLostEagerLostPartitionRestartsAtCommitted(t *testing.T) {
 	stub := &forgettingCoopStub{coopGroupStub: newCoopGroupStub(func(int) []int { return []int{0} }, map[int32]int64{0: 1 << 40})}
-	hold := make(chan struct{})
-	joined2 := make(chan struct{})
-	stub.onJoin = func(n int) <-chan struct{} {
-		if n == 2 {
-			close(joined2)
-			return hold
-		}
-		return nil
-	}
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveForgettingCoopStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{RangeGroupBalancer{}},
-		HeartbeatInterval: 10 * time.Millisecond,
-		JoinGroupBackoff:  10 * time.Millisecond,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	joined2, hold := stub.holdJoin(2)
+	r := stubGroupReader(serveForgettingCoopStub(t, stub), RangeGroupBalancer{}, func(c *ReaderConfig) {
+		c.JoinGroupBackoff = 10 * time.Millisecond
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -235,15 +185,7 @@ func TestMemberLostEagerLostPartitionRestartsAtCommitted(t *testing.T) {
 	if m, err := r.FetchMessage(ctx); err != nil || m.Offset != 0 {
 		t.Fatalf("first message %d, %v", m.Offset, err)
 	}
-	stub.mu.Lock()
-	stub.badGen, stub.badCode = 1, int16(UnknownMemberId)
-	stub.mu.Unlock()
-	stub.forget("m-1")
-	select {
-	case <-joined2:
-	case <-ctx.Done():
-		t.Fatal("no rejoin")
-	}
+	stub.dropFirstMember(ctx, t, joined2)
 	// A fetch sent before the stop may arrive after the JoinGroup: count
 	// from a quiet window (settledFetches).
 	before := settledFetches(func() int {
@@ -610,30 +552,15 @@ func (s *staticCoopStub) check(memberID string) int16 {
 // were the commits fenced).
 func TestMemberLostStaticStaleCommitLoopNotFenced(t *testing.T) {
 	stub := &staticCoopStub{coopGroupStub: newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})}
-	hold := make(chan struct{})
-	joined2 := make(chan struct{})
-	stub.onJoin = func(n int) <-chan struct{} {
-		if n == 2 {
-			close(joined2)
-			return hold
-		}
-		return nil
-	}
+	joined2, hold := stub.holdJoin(2)
 	fc := fakebroker.New(t, 1)
 	fc.SetLeader(1, 1)
 	fc.Brokers[0].SetApiKey(protocol.OffsetFetch, 1, 7)
 	stub.coord = fc.Brokers[0]
 	serveStub(t, fc, stub)
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{fc.Addr().String()},
-		GroupID:           "g",
-		GroupInstanceID:   "host-1",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: 10 * time.Millisecond,
-		CommitInterval:    time.Hour, // JoinGroupBackoff: the default, 5 s
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	r := stubGroupReader(fc.Addr(), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.GroupInstanceID = "host-1"
+		c.CommitInterval = time.Hour // JoinGroupBackoff: the default, 5 s
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -682,24 +609,9 @@ func TestMemberLostCooperativeLostPartitionCommitRegresses(t *testing.T) {
 		}
 		return []int{0} // partition 1 is another member's now
 	}, map[int32]int64{0: 1 << 40, 1: 1 << 40})}
-	hold := make(chan struct{})
-	joined2 := make(chan struct{})
-	stub.onJoin = func(n int) <-chan struct{} {
-		if n == 2 {
-			close(joined2)
-			return hold
-		}
-		return nil
-	}
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveForgettingCoopStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: 10 * time.Millisecond,
-		JoinGroupBackoff:  10 * time.Millisecond,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	joined2, hold := stub.holdJoin(2)
+	r := stubGroupReader(serveForgettingCoopStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.JoinGroupBackoff = 10 * time.Millisecond
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -707,11 +619,7 @@ func TestMemberLostCooperativeLostPartitionCommitRegresses(t *testing.T) {
 	if _, err := r.FetchMessage(ctx); err != nil {
 		t.Fatal(err)
 	}
-	stub.mu.Lock()
-	stub.badGen, stub.badCode = 1, int16(UnknownMemberId)
-	stub.mu.Unlock()
-	stub.forget("m-1")
-	<-joined2
+	stub.dropFirstMember(ctx, t, joined2)
 	var lost *Message
 	wctx, wcancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	for lost == nil {

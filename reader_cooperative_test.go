@@ -136,14 +136,53 @@ func (s *coopGroupStub) RoundTrip(ctx context.Context, _ net.Addr, req Request) 
 // serveCoopGroupStub starts a fake broker that plays stub, leading
 // partitions 0 and 1 of "t", and returns its address.
 func serveCoopGroupStub(t *testing.T, stub *coopGroupStub) net.Addr {
+	return serveGroupStub(t, stub, stub)
+}
+
+// serveGroupStub is serveCoopGroupStub with handler, a wrapper of stub
+// (forgettingCoopStub), answering the requests.
+func serveGroupStub(t *testing.T, stub *coopGroupStub, handler RoundTripper) net.Addr {
 	fc := fakebroker.New(t, 1)
 	fc.SetLeader(1, 1)
 	// The stub reads and answers OffsetFetch in the one-group layout of
 	// v0-7.
 	fc.Brokers[0].SetApiKey(protocol.OffsetFetch, 1, 7)
 	stub.coord = fc.Brokers[0]
-	serveStub(t, fc, stub)
+	serveStub(t, fc, handler)
 	return fc.Addr()
+}
+
+// holdJoin makes the stub's n-th JoinGroup close joined as it arrives and
+// wait for the test to close hold before it is answered.
+func (s *coopGroupStub) holdJoin(n int) (joined, hold chan struct{}) {
+	joined, hold = make(chan struct{}), make(chan struct{})
+	s.onJoin = func(i int) <-chan struct{} {
+		if i == n {
+			close(joined)
+			return hold
+		}
+		return nil
+	}
+	return joined, hold
+}
+
+// stubGroupReader returns a Reader of topic "t" in group "g" at addr with
+// balancer and the settings the stub tests share (10 ms heartbeats and
+// fetch waits, 20 queued messages); adjust, when set, changes more.
+func stubGroupReader(addr net.Addr, balancer GroupBalancer, adjust func(*ReaderConfig)) *Reader {
+	cfg := ReaderConfig{
+		Brokers:           []string{addr.String()},
+		GroupID:           "g",
+		Topic:             "t",
+		GroupBalancers:    []GroupBalancer{balancer},
+		HeartbeatInterval: 10 * time.Millisecond,
+		MaxWait:           10 * time.Millisecond,
+		QueueCapacity:     20,
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	return NewReader(cfg)
 }
 
 func (s *coopGroupStub) startRebalance() {
@@ -204,14 +243,9 @@ func TestReaderCooperativeRevokedPartitionStops(t *testing.T) {
 		}
 		return []int{0}
 	}, map[int32]int64{0: 1, 1: 1 << 40})
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: time.Millisecond,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     40,
+	r := stubGroupReader(serveCoopGroupStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.HeartbeatInterval = time.Millisecond
+		c.QueueCapacity = 40
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -391,14 +425,8 @@ func TestReaderCooperativeUnknownMemberCommitStopsPartitions(t *testing.T) {
 		}
 		return nil
 	}
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: time.Second,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	r := stubGroupReader(serveCoopGroupStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.HeartbeatInterval = time.Second
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -436,24 +464,9 @@ func TestReaderCooperativeUnknownMemberCommitStopsPartitions(t *testing.T) {
 // generation, which goes on reading.
 func TestReaderCooperativeStaleCommitLoopLeavesNextGeneration(t *testing.T) {
 	stub := newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})
-	hold := make(chan struct{})
-	joined2 := make(chan struct{})
-	stub.onJoin = func(n int) <-chan struct{} {
-		if n == 2 {
-			close(joined2)
-			return hold
-		}
-		return nil
-	}
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: 10 * time.Millisecond,
-		CommitInterval:    time.Hour,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	joined2, hold := stub.holdJoin(2)
+	r := stubGroupReader(serveCoopGroupStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.CommitInterval = time.Hour
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -511,15 +524,8 @@ func TestReaderCooperativeStaleCommitLoopLeavesNextGeneration(t *testing.T) {
 // without another call.
 func TestReaderCooperativeRebalanceCommitCarriedToNextGeneration(t *testing.T) {
 	stub := newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: 10 * time.Millisecond,
-		CommitInterval:    time.Hour, // only the end of the generation commits
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	r := stubGroupReader(serveCoopGroupStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.CommitInterval = time.Hour // only the end of the generation commits
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -566,16 +572,9 @@ func TestReaderCooperativeRebalanceCommitCarriedToNextGeneration(t *testing.T) {
 // commits back.
 func TestReaderCooperativeCarriedCommitsDroppedWithMembership(t *testing.T) {
 	stub := &forgettingCoopStub{coopGroupStub: newCoopGroupStub(func(int) []int { return []int{0, 1} }, map[int32]int64{0: 1 << 40, 1: 1 << 40})}
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveForgettingCoopStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: 10 * time.Millisecond,
-		CommitInterval:    time.Hour, // only the end of a generation commits
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
-		JoinGroupBackoff:  10 * time.Millisecond,
+	r := stubGroupReader(serveForgettingCoopStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.CommitInterval = time.Hour // only the end of a generation commits
+		c.JoinGroupBackoff = 10 * time.Millisecond
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -626,14 +625,8 @@ func TestReaderLateCommitOfMovedPartitionDropped(t *testing.T) {
 		}
 		return []int{0}
 	}, map[int32]int64{0: 1 << 40, 1: 1 << 40})
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{CooperativeStickyGroupBalancer{}},
-		HeartbeatInterval: time.Millisecond,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	r := stubGroupReader(serveCoopGroupStub(t, stub), CooperativeStickyGroupBalancer{}, func(c *ReaderConfig) {
+		c.HeartbeatInterval = time.Millisecond
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -678,14 +671,8 @@ func TestReaderEagerGenerationEndStopsQueuedMessages(t *testing.T) {
 		}
 		return nil
 	}
-	r := NewReader(ReaderConfig{
-		Brokers:           []string{serveCoopGroupStub(t, stub).String()},
-		GroupID:           "g",
-		Topic:             "t",
-		GroupBalancers:    []GroupBalancer{RangeGroupBalancer{}},
-		HeartbeatInterval: time.Millisecond,
-		MaxWait:           10 * time.Millisecond,
-		QueueCapacity:     20,
+	r := stubGroupReader(serveCoopGroupStub(t, stub), RangeGroupBalancer{}, func(c *ReaderConfig) {
+		c.HeartbeatInterval = time.Millisecond
 	})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
