@@ -66,6 +66,17 @@ type idemFault struct {
 	loseReply bool  // appended as usual, then the answer is lost
 }
 
+// onCall is a fault function that does f to the produce request of the
+// given call (the broker's calls count from 1) and nothing to the others.
+func onCall(call int, f idemFault) func(int, topicPartition, sentBatch) idemFault {
+	return func(c int, _ topicPartition, _ sentBatch) idemFault {
+		if c == call {
+			return f
+		}
+		return idemFault{}
+	}
+}
+
 type sentBatch struct {
 	producerID    int64
 	producerEpoch int16

@@ -210,12 +210,7 @@ func TestIdempotentWriterEpochBumpOnOutOfOrder(t *testing.T) {
 // is handled the same way: new epoch, sequence 0, batch sent again.
 func TestIdempotentWriterEpochBumpOnUnknownProducer(t *testing.T) {
 	b := newIdemBroker(map[string]int{"t": 1})
-	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
-		if call == 2 {
-			return idemFault{code: int16(UnknownProducerId)}
-		}
-		return idemFault{}
-	}
+	b.fault = onCall(2, idemFault{code: int16(UnknownProducerId)})
 	w := newIdemWriter(b)
 	defer w.Close()
 	ctx := context.Background()
@@ -289,12 +284,7 @@ func TestIdempotentWriterNewProducerIDWhenFenced(t *testing.T) {
 	for _, code := range []Error{InvalidProducerEpoch, ProducerFenced, InvalidProducerIDMapping} {
 		t.Run(code.Title(), func(t *testing.T) {
 			b := newIdemBroker(map[string]int{"t": 1})
-			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
-				if call == 2 {
-					return idemFault{code: int16(code)}
-				}
-				return idemFault{}
-			}
+			b.fault = onCall(2, idemFault{code: int16(code)})
 			w := newIdemWriter(b)
 			defer w.Close()
 			ctx := context.Background()
@@ -353,12 +343,7 @@ func TestIdempotentWriterInitProducerIDRefused(t *testing.T) {
 // to the next batch: no gap, no epoch bump.
 func TestIdempotentWriterRejectedBatchGivesBackItsSequence(t *testing.T) {
 	b := newIdemBroker(map[string]int{"t": 1})
-	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
-		if call == 2 {
-			return idemFault{code: int16(MessageSizeTooLarge)}
-		}
-		return idemFault{}
-	}
+	b.fault = onCall(2, idemFault{code: int16(MessageSizeTooLarge)})
 	w := newIdemWriter(b)
 	defer w.Close()
 	ctx := context.Background()
@@ -398,12 +383,7 @@ func TestIdempotentWriterRequiresAcksAll(t *testing.T) {
 func TestIdempotentWriterEpochExhaustedGetsNewProducerID(t *testing.T) {
 	b := newIdemBroker(map[string]int{"t": 1})
 	b.initEpoch = math.MaxInt16
-	b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
-		if call == 2 {
-			return idemFault{code: int16(OutOfOrderSequenceNumber)}
-		}
-		return idemFault{}
-	}
+	b.fault = onCall(2, idemFault{code: int16(OutOfOrderSequenceNumber)})
 	w := newIdemWriter(b)
 	defer w.Close()
 	ctx := context.Background()
@@ -668,12 +648,7 @@ func TestIdempotentWriterLastAttemptRefused(t *testing.T) {
 	for _, code := range []Error{OutOfOrderSequenceNumber, UnknownProducerId, InvalidProducerEpoch} {
 		t.Run(code.Title(), func(t *testing.T) {
 			b := newIdemBroker(map[string]int{"t": 1})
-			b.fault = func(call int, tp topicPartition, sb sentBatch) idemFault {
-				if call == 2 {
-					return idemFault{code: int16(code)}
-				}
-				return idemFault{}
-			}
+			b.fault = onCall(2, idemFault{code: int16(code)})
 			w := newIdemWriter(b)
 			w.MaxAttempts = 1
 			defer w.Close()
