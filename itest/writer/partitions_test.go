@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	kafka "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/itest/clustertest"
@@ -84,61 +83,14 @@ func TestWriterThousandPartitions(t *testing.T) {
 		t.Errorf("%d connections dialed for %d partitions, want at most %d", n, parts, 3*(3+1)+4)
 	}
 	t.Logf("%d connections dialed; %d batches written", dials.Load(), w.Stats().Writes)
-	readBackSmall(t, addrs, topic, total)
+	readBack(t, addrs, topic, total, smallValueSize)
 }
+
+// smallValueSize is the size of newSmallValue's values.
+const smallValueSize = 100
 
 func newSmallValue(seq int) []byte {
-	v := make([]byte, 100)
+	v := make([]byte, smallValueSize)
 	binary.BigEndian.PutUint64(v, uint64(seq))
 	return v
-}
-
-// readBackSmall is readBack for the 100-byte values of newSmallValue: every
-// sequence number once, increasing within each partition.
-func readBackSmall(t *testing.T, addrs []string, topic string, total int) {
-	t.Helper()
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(addrs...),
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxBytes(64<<20),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	seen := make([]bool, total)
-	last := map[int32]int{}
-	count := 0
-	check := func(r *kgo.Record) {
-		seq := int(binary.BigEndian.Uint64(r.Value))
-		switch {
-		case seq < 0 || seq >= total:
-			t.Fatalf("unexpected sequence number %d", seq)
-		case seen[seq]:
-			t.Fatalf("message %d delivered twice", seq)
-		}
-		seen[seq] = true
-		if prev, ok := last[r.Partition]; ok && seq <= prev {
-			t.Fatalf("partition %d: message %d after %d (order broken)", r.Partition, seq, prev)
-		}
-		last[r.Partition] = seq
-		count++
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	for count < total {
-		fetches := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read back %d of %d messages", count, total)
-		}
-		fetches.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
-		fetches.EachRecord(check)
-	}
-	extra, cancelExtra := context.WithTimeout(context.Background(), time.Second)
-	defer cancelExtra()
-	cl.PollFetches(extra).EachRecord(check)
-	if count != total {
-		t.Fatalf("read %d messages, wrote %d", count, total)
-	}
 }

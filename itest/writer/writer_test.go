@@ -140,8 +140,8 @@ func (c *completions) record(msgs []kafka.Message, err error) {
 
 // readBack consumes the whole topic with franz-go and checks that the
 // sequence numbers 0..total-1 each arrive exactly once, increasing within
-// every partition.
-func readBack(t *testing.T, addrs []string, topic string, total int) {
+// every partition, in values of size bytes.
+func readBack(t *testing.T, addrs []string, topic string, total, size int) {
 	t.Helper()
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(addrs...),
@@ -158,7 +158,7 @@ func readBack(t *testing.T, addrs []string, topic string, total int) {
 	last := map[int32]int{}
 	count := 0
 	check := func(r *kgo.Record) {
-		if len(r.Value) != valueSize {
+		if len(r.Value) != size {
 			t.Fatalf("record of %d bytes", len(r.Value))
 		}
 		seq := int(binary.BigEndian.Uint64(r.Value))
@@ -249,7 +249,7 @@ func TestWriterBoundedMemoryWithSlowBroker(t *testing.T) {
 	if len(done.errors) != 0 || done.delivered != total {
 		t.Fatalf("delivered %d of %d, errors: %v", done.delivered, total, done.errors)
 	}
-	readBack(t, addrs, topic, total)
+	readBack(t, addrs, topic, total, valueSize)
 }
 
 // With the default (0), the same producer's buffer grows far past what the
@@ -319,7 +319,7 @@ func TestWriterExternalCluster(t *testing.T) {
 			t.Fatalf("write: %v", err)
 		}
 	}
-	readBack(t, addrs, topic, total)
+	readBack(t, addrs, topic, total, valueSize)
 }
 
 // Partition leaders move while a bounded writer produces: the brokers answer
@@ -380,5 +380,5 @@ func TestWriterLeaderMoves(t *testing.T) {
 	if len(done.errors) != 0 || done.delivered != total {
 		t.Fatalf("delivered %d of %d, errors: %v", done.delivered, total, done.errors)
 	}
-	readBack(t, addrs, topic, total)
+	readBack(t, addrs, topic, total, valueSize)
 }
