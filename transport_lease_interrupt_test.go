@@ -167,6 +167,18 @@ func waitIdle(t *testing.T, p *connPool, c *brokerConn) {
 	require.Eventually(t, func() bool { return inflight(p, c) == 0 }, 5*time.Second, time.Millisecond)
 }
 
+// leaseAndSend leases p's connection and sends an ApiVersions request on
+// it, which s receives; it returns the lease and the request's ID.
+func leaseAndSend(ctx context.Context, t *testing.T, p *connPool, s *pipeBroker) (*connLease, int32) {
+	t.Helper()
+	l, err := p.lease(ctx)
+	require.NoError(t, err)
+	_, id, err := l.send(ctx, &apiversions.Request{})
+	require.NoError(t, err)
+	require.Equal(t, id, s.request(t))
+	return l, id
+}
+
 // checkNextFrame checks that the (only) connection was given back with no
 // read deadline set, then leases it again and reads a response of its own
 // off it, with no deadline of its own.
@@ -175,13 +187,9 @@ func checkNextFrame(t *testing.T, p *connPool, c *brokerConn, s *pipeBroker) {
 	require.NoError(t, c.broken())
 	require.True(t, c.nc.(*pipeConn).readDeadline().IsZero(), "deadline left: %v", c.nc.(*pipeConn).readDeadline())
 	ctx := testContext(t)
-	l, err := p.lease(ctx)
-	require.NoError(t, err)
+	l, id := leaseAndSend(ctx, t, p, s)
 	defer l.release()
 	require.True(t, l.c == c)
-	_, id, err := l.send(ctx, &apiversions.Request{})
-	require.NoError(t, err)
-	require.Equal(t, id, s.request(t))
 	s.out <- pipeFrame(id, "next response")
 	body, err := l.response(ctx, id, 0, 0)
 	require.NoError(t, err)
@@ -198,15 +206,11 @@ func TestLeasePartialHeaderInterruptedBetweenReads(t *testing.T) {
 	for _, headerTimeout := range []time.Duration{10 * time.Second, 0} {
 		p, c, rc, s := newPipeLease(t)
 		ctx, cancel := context.WithCancel(testContext(t))
-		l, err := p.lease(ctx)
-		require.NoError(t, err)
-		_, id, err := l.send(ctx, &apiversions.Request{})
-		require.NoError(t, err)
-		require.Equal(t, id, s.request(t))
+		l, id := leaseAndSend(ctx, t, p, s)
 		frame := pipeFrame(id, strings.Repeat("abandoned", 100))
 		rc.cancelOnRead(cancel)
 		s.out <- frame[:3]
-		_, err = l.response(ctx, id, headerTimeout, 10*time.Second)
+		_, err := l.response(ctx, id, headerTimeout, 10*time.Second)
 		require.ErrorIs(t, err, context.Canceled)
 		require.Equal(t, 3, l.hdrRead)
 		require.False(t, l.body.broken)
@@ -228,11 +232,7 @@ func TestLeasePartialHeaderInterruptedBetweenReads(t *testing.T) {
 func TestLeaseBodyInterruptedBetweenReads(t *testing.T) {
 	p, c, rc, s := newPipeLease(t)
 	ctx, cancel := context.WithCancel(testContext(t))
-	l, err := p.lease(ctx)
-	require.NoError(t, err)
-	_, id, err := l.send(ctx, &apiversions.Request{})
-	require.NoError(t, err)
-	require.Equal(t, id, s.request(t))
+	l, id := leaseAndSend(ctx, t, p, s)
 	frame := pipeFrame(id, strings.Repeat("abandoned", 10000))
 	s.out <- frame[:8]
 	body, err := l.response(ctx, id, 10*time.Second, 10*time.Second)
@@ -258,13 +258,9 @@ func TestLeaseBodyInterruptedBetweenReads(t *testing.T) {
 func TestLeaseNotStartedNeverAnswered(t *testing.T) {
 	p, c, _, s := newPipeLease(t)
 	ctx, cancel := context.WithCancel(testContext(t))
-	l, err := p.lease(ctx)
-	require.NoError(t, err)
-	_, id, err := l.send(ctx, &apiversions.Request{})
-	require.NoError(t, err)
-	require.Equal(t, id, s.request(t))
+	l, id := leaseAndSend(ctx, t, p, s)
 	cancel()
-	_, err = l.response(ctx, id, 100*time.Millisecond, time.Hour)
+	_, err := l.response(ctx, id, 100*time.Millisecond, time.Hour)
 	require.ErrorIs(t, err, context.Canceled)
 	l.release()
 	waitIdle(t, p, c)
@@ -277,13 +273,9 @@ func TestLeaseNotStartedNeverAnswered(t *testing.T) {
 func TestLeaseNotStartedAnsweredLate(t *testing.T) {
 	p, c, rc, s := newPipeLease(t)
 	ctx, cancel := context.WithCancel(testContext(t))
-	l, err := p.lease(ctx)
-	require.NoError(t, err)
-	_, id, err := l.send(ctx, &apiversions.Request{})
-	require.NoError(t, err)
-	require.Equal(t, id, s.request(t))
+	l, id := leaseAndSend(ctx, t, p, s)
 	cancel()
-	_, err = l.response(ctx, id, 10*time.Second, 10*time.Second)
+	_, err := l.response(ctx, id, 10*time.Second, 10*time.Second)
 	require.ErrorIs(t, err, context.Canceled)
 	l.release()
 	frame := pipeFrame(id, strings.Repeat("x", 50000))
