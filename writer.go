@@ -100,7 +100,10 @@ type Writer struct {
 	// ReadTimeout bounds the metadata lookups of the writer (10s when zero).
 	ReadTimeout time.Duration
 
-	// WriteTimeout bounds each produce request (10s when zero).
+	// WriteTimeout bounds each produce request (10s when zero). A request
+	// not answered in time is given up with its connection and its batches
+	// sent again; a broker that appends the first request late leaves a
+	// second copy after later messages, unless Idempotent is set.
 	WriteTimeout time.Duration
 
 	// RequiredAcks is the acknowledgement the brokers must give before a

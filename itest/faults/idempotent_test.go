@@ -1,9 +1,18 @@
 package faults_test
 
 import (
+	"context"
+	"fmt"
 	"math/rand"
+	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	kafka "github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/internal/faultproxy"
 	"github.com/segmentio/kafka-go/itest/clustertest"
 )
@@ -52,6 +61,79 @@ func TestIdempotentWriterThroughProxy(t *testing.T) {
 				t.Errorf("%d messages accepted, want %d", n, producers*perProducer)
 			}
 			t.Logf("%d produce answers lost, %d InitProducerId answers lost; %v", s.Unanswered[keyProduce], s.Unanswered[keyInitProducerID], v)
+		})
+	}
+}
+
+// A produce attempt the broker holds past WriteTimeout is given up and
+// sent again on another connection while the broker still has the first:
+// it appends that one late, after the retried copy and after the messages
+// that followed. Without Idempotent (as in v0.4.51) the late copy stays in
+// the log and each message's first copy keeps the order; with it the broker
+// refuses the late copy (its sequence numbers are past) and every message
+// is there once, in order.
+func TestWriterAttemptHeldPastWriteTimeout(t *testing.T) {
+	for _, idempotent := range []bool{false, true} {
+		t.Run(fmt.Sprintf("idempotent=%v", idempotent), func(t *testing.T) {
+			addrs, c := clustertest.Start(t, kfake.NumBrokers(1), kfake.DefaultNumPartitions(1))
+			topic := clustertest.Topic(t)
+			ensureTopic(t, addrs, topic, false)
+			released := make(chan struct{})
+			var produces atomic.Int32
+			c.ControlKey(keyProduce, func(kmsg.Request) (kmsg.Response, error, bool) {
+				c.KeepControl()
+				if produces.Add(1) == 1 {
+					// The first attempt waits at the broker well past
+					// the Writer's WriteTimeout, then is appended.
+					c.SleepControl(func() {
+						time.Sleep(3 * time.Second)
+						close(released)
+					})
+				}
+				return nil, nil, false
+			})
+			w := &kafka.Writer{
+				Addr:            kafka.TCP(addrs...),
+				Topic:           topic,
+				RequiredAcks:    kafka.RequireAll,
+				BatchSize:       1,
+				WriteTimeout:    time.Second,
+				WriteBackoffMin: time.Millisecond,
+				Idempotent:      idempotent,
+			}
+			defer w.Close()
+			ctx := context.Background()
+			for i := 0; i < 3; i++ {
+				if err := w.WriteMessages(ctx, kafka.Message{Value: newValue(0, i)}); err != nil {
+					t.Fatalf("message %d: %v", i, err)
+				}
+			}
+			<-released
+			if err := w.WriteMessages(ctx, kafka.Message{Value: newValue(0, 3)}); err != nil {
+				t.Fatalf("message 3: %v", err)
+			}
+			var got []int
+			for _, r := range readLog(t, addrs, topic)[0] {
+				got = append(got, r.id.seq)
+			}
+			var first []int
+			seen := map[int]bool{}
+			for _, s := range got {
+				if !seen[s] {
+					seen[s] = true
+					first = append(first, s)
+				}
+			}
+			if !slices.Equal(first, []int{0, 1, 2, 3}) {
+				t.Fatalf("log %v: first copies %v, want 0 1 2 3", got, first)
+			}
+			if produces.Load() < 5 {
+				t.Fatalf("%d produce requests: the first attempt was not sent again", produces.Load())
+			}
+			if idempotent && len(got) != 4 {
+				t.Fatalf("idempotent: log %v, want every message once", got)
+			}
+			t.Logf("log %v", got)
 		})
 	}
 }
