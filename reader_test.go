@@ -11,6 +11,7 @@ import (
 
 	"github.com/segmentio/kafka-go/internal/fakebroker"
 	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/fetch"
 	"github.com/segmentio/kafka-go/sasl/plain"
 )
 
@@ -268,5 +269,56 @@ func TestReaderReportsRefusedLogin(t *testing.T) {
 	defer cancel()
 	if _, err := r.ReadMessage(ctx); !errors.Is(err, SASLAuthenticationFailed) {
 		t.Fatalf("ReadMessage: %v, want SASLAuthenticationFailed", err)
+	}
+}
+
+// A Reader whose Dialer has no ClientID names itself DefaultClientID in
+// every request, partition and group readers alike, as v0.4.51's
+// connections do (brokers apply quotas and ACLs, and log, by client ID);
+// a Dialer's ClientID is used as given.
+func TestReaderClientID(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		dialer *Dialer
+		want   string
+	}{
+		{"default dialer", nil, DefaultClientID},
+		{"dialer without client ID", &Dialer{Timeout: time.Second}, DefaultClientID},
+		{"dialer with client ID", &Dialer{ClientID: "mine"}, "mine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(t *testing.T, fc *fakebroker.Cluster) {
+				t.Helper()
+				fc.Mu.Lock()
+				defer fc.Mu.Unlock()
+				if len(fc.Seen) == 0 {
+					t.Fatal("no request seen")
+				}
+				for _, s := range fc.Seen {
+					if s.ClientID != tc.want {
+						t.Errorf("%v v%d sent with client ID %q, want %q", s.Key, s.Version, s.ClientID, tc.want)
+					}
+				}
+			}
+			t.Run("partition", func(t *testing.T) {
+				stub := &stubPartition{first: 0, last: 3}
+				stub.answers = append(stub.answers, func(int64) *fetch.ResponsePartition {
+					return &fetch.ResponsePartition{HighWatermark: 3, LastStableOffset: 3, RecordSet: stubSet(stubBatch(-1, false, 0, 3))}
+				})
+				fc := fakebroker.New(t, 1)
+				stub.serve(t, fc)
+				r := NewReader(ReaderConfig{Brokers: []string{fc.Addr().String()}, Topic: "t", MaxWait: 10 * time.Millisecond, Dialer: tc.dialer})
+				defer r.Close()
+				fetchOffsets(t, r, 3)
+				check(t, fc)
+			})
+			t.Run("group", func(t *testing.T) {
+				stub := newCoopGroupStub(func(int) []int { return []int{0} }, map[int32]int64{0: 3})
+				r := stubGroupReader(serveCoopGroupStub(t, stub), RangeGroupBalancer{}, func(c *ReaderConfig) { c.Dialer = tc.dialer })
+				defer r.Close()
+				fetchOffsets(t, r, 3)
+				check(t, stub.coord.Cluster)
+			})
+		})
 	}
 }

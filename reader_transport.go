@@ -12,8 +12,13 @@ func newDialerTransport(ctx context.Context, d *Dialer) *Transport {
 	if d == nil {
 		d = DefaultDialer
 	}
+	clientID := d.ClientID
+	if clientID == "" {
+		// As the Dialer's own connections (and v0.4.51's Readers) do.
+		clientID = DefaultClientID
+	}
 	t := &Transport{
-		ClientID: d.ClientID,
+		ClientID: clientID,
 		TLS:      d.TLS,
 		SASL:     d.SASLMechanism,
 		Context:  ctx,

@@ -38,10 +38,11 @@ type Cluster struct {
 
 // Seen is a request as the cluster logged it.
 type Seen struct {
-	Broker  int32
-	Conn    int
-	Key     protocol.ApiKey
-	Version int16
+	Broker   int32
+	Conn     int
+	Key      protocol.ApiKey
+	Version  int16
+	ClientID string
 }
 
 // Broker is one fake broker. Intercept, when set, sees every request of
@@ -223,13 +224,13 @@ func (b *Broker) serveConn(c *Conn) {
 	}()
 	fc := b.Cluster
 	for {
-		version, id, _, msg, err := protocol.ReadRequest(c.NC)
+		version, id, clientID, msg, err := protocol.ReadRequest(c.NC)
 		if err != nil {
 			return
 		}
 		r := &Request{Conn: c, Broker: b.ID, Version: version, ID: id, Msg: msg}
 		fc.Mu.Lock()
-		fc.Seen = append(fc.Seen, Seen{Broker: b.ID, Conn: c.Num, Key: msg.ApiKey(), Version: version})
+		fc.Seen = append(fc.Seen, Seen{Broker: b.ID, Conn: c.Num, Key: msg.ApiKey(), Version: version, ClientID: clientID})
 		handle, hold := fc.Handle, fc.MetaHold
 		fc.Mu.Unlock()
 
