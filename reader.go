@@ -337,7 +337,8 @@ func (config *ReaderConfig) Validate() error {
 // Counters and summaries cover the time since the previous snapshot; the
 // struct tags name the metrics, as in the original package.
 type ReaderStats struct {
-	// Counters.
+	// Counters. Timeouts counts the fetches that came back empty after
+	// MaxWait, and those the broker answered REQUEST_TIMED_OUT.
 	Dials      int64 `metric:"kafka.reader.dial.count" type:"counter"`
 	Fetches    int64 `metric:"kafka.reader.fetch.count" type:"counter"`
 	Messages   int64 `metric:"kafka.reader.message.count" type:"counter"`

@@ -365,6 +365,16 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 	if !seen {
 		return offset, fmt.Errorf("fetch response without partition %d of %s", p.partition, p.topic)
 	}
+	if batches == 0 {
+		// The broker held the fetch for MaxWait and had nothing: v0.4.51
+		// counts that as a timeout (its batch read ends past the deadline),
+		// and dashboards read ReaderStats.Timeouts as idle polls.
+		st.timeouts.add(1)
+		p.log(func(l Logger) {
+			l.Printf("no messages received from kafka within the allocated time for partition %d of %s at offset %d", p.partition, p.topic, toHumanOffset(offset))
+		})
+		return next, nil
+	}
 	if next == offset && batches > 0 {
 		// Batches came back but every one ends before the fetch offset:
 		// Kafka never answers so (it starts at the batch holding the

@@ -322,3 +322,28 @@ func TestReaderClientID(t *testing.T) {
 		})
 	}
 }
+
+// A fetch the broker holds for MaxWait and answers with no records counts
+// in ReaderStats.Timeouts, as in v0.4.51: a reader at the end of its
+// partition shows its idle polls there; one still reading shows none.
+func TestReaderStatsTimeoutsCountEmptyFetches(t *testing.T) {
+	stub := &stubPartition{first: 0, last: 3}
+	stub.answers = append(stub.answers, func(int64) *fetch.ResponsePartition {
+		return &fetch.ResponsePartition{HighWatermark: 3, LastStableOffset: 3, RecordSet: stubSet(stubBatch(-1, false, 0, 3))}
+	})
+	r := newStubReader(t, stub, nil)
+	fetchOffsets(t, r, 3)
+	var timeouts, fetches int64
+	deadline := time.Now().Add(10 * time.Second)
+	for timeouts < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d timeouts after %d fetches at the end of the partition", timeouts, fetches)
+		}
+		s := r.Stats()
+		timeouts, fetches = timeouts+s.Timeouts, fetches+s.Fetches
+		time.Sleep(5 * time.Millisecond)
+	}
+	if timeouts >= fetches {
+		t.Fatalf("%d timeouts for %d fetches: the fetch that returned messages counted too", timeouts, fetches)
+	}
+}
