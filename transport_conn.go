@@ -100,6 +100,13 @@ const connReadBufferSize = 4 << 10
 func dialBroker(ctx context.Context, cfg *dialConfig, network, address, name string, own bool) (*brokerConn, error) {
 	s, err := openConn(ctx, cfg, network, address, name)
 	if err != nil {
+		var de *dialError
+		if errors.As(err, &de) {
+			// What the dial function said, as it said it: v0.4.51's
+			// Transport returns a refused dial as a *net.OpError, and
+			// programs assert that type.
+			return nil, de.err
+		}
 		return nil, err
 	}
 	c := &brokerConn{

@@ -1381,3 +1381,30 @@ func TestTransportConcurrentCoordinatorLookupsCollapse(t *testing.T) {
 		t.Fatalf("the coordinator received %d heartbeats, want %d", got, n)
 	}
 }
+
+// A broker nobody listens on: the dial's own error comes back, a
+// *net.OpError as v0.4.51 returns it, from the Transport and from the
+// Writer and Reader calls that go through it; programs assert the type.
+func TestTransportRefusedDialIsNetOpError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	check := func(what string, err error) {
+		t.Helper()
+		if _, ok := err.(*net.OpError); !ok {
+			t.Errorf("%s: %T %v, want a *net.OpError", what, err, err)
+		}
+	}
+	tr := &Transport{}
+	defer tr.CloseIdleConnections()
+	_, err := tr.RoundTrip(ctx, TCP(unreachableBrokers...), &metadata.Request{})
+	check("Transport.RoundTrip", err)
+
+	w := &Writer{Addr: TCP(unreachableBrokers...), Topic: "t", MaxAttempts: 1, Transport: tr}
+	defer w.Close()
+	check("Writer.WriteMessages", w.WriteMessages(ctx, Message{Value: []byte("v")}))
+
+	r := NewReader(ReaderConfig{Brokers: unreachableBrokers, Topic: "t"})
+	defer r.Close()
+	_, err = r.ReadLag(ctx)
+	check("Reader.ReadLag", err)
+}
