@@ -6,6 +6,7 @@ package fetch
 import (
 	"fmt"
 
+	"github.com/segmentio/kafka-go/internal/leaders"
 	"github.com/segmentio/kafka-go/protocol"
 )
 
@@ -36,28 +37,15 @@ func (r *Request) ApiKey() protocol.ApiKey { return protocol.Fetch }
 // Broker returns the leader of the request's partitions, which must all be
 // led by the same broker.
 func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
-	leader := protocol.Broker{ID: -1}
+	var c leaders.Common
 	for _, t := range r.Topics {
-		topic, ok := cluster.Topics[t.Topic]
-		if !ok {
-			return protocol.Broker{ID: -1}, NewError(protocol.NewErrNoTopic(t.Topic))
-		}
 		for _, p := range t.Partitions {
-			part, ok := topic.Partitions[p.Partition]
-			if !ok {
-				return protocol.Broker{ID: -1}, NewError(protocol.NewErrNoPartition(t.Topic, p.Partition))
+			if err := c.Add(cluster, t.Topic, p.Partition); err != nil {
+				return protocol.Broker{ID: -1}, NewError(err)
 			}
-			b, ok := cluster.Brokers[part.Leader]
-			if !ok {
-				return protocol.Broker{ID: -1}, NewError(protocol.NewErrNoLeader(t.Topic, p.Partition))
-			}
-			if leader.ID >= 0 && leader.ID != b.ID {
-				return protocol.Broker{ID: -1}, NewError(fmt.Errorf("mismatching leaders (%d!=%d)", b.ID, leader.ID))
-			}
-			leader = b
 		}
 	}
-	return leader, nil
+	return c.Broker(), nil
 }
 
 // Prepare sends a zero LastFetchedEpoch as -1 ("unknown"). The field is new

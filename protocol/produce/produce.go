@@ -3,9 +3,9 @@
 package produce
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/segmentio/kafka-go/internal/leaders"
 	"github.com/segmentio/kafka-go/protocol"
 )
 
@@ -28,42 +28,19 @@ func (r *Request) ApiKey() protocol.ApiKey { return protocol.Produce }
 
 // ErrMismatchingLeaders is the error of a request whose partitions are not
 // all led by one broker, as far as the cluster's metadata says.
-var ErrMismatchingLeaders = errors.New("mismatching leaders")
+var ErrMismatchingLeaders = leaders.ErrMismatching
 
 // Broker returns the leader of the request's partitions.
 func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
-	leader := protocol.Broker{ID: -1}
+	var c leaders.Common
 	for _, t := range r.Topics {
 		for _, p := range t.Partitions {
-			b, err := partitionLeader(cluster, t.Topic, p.Partition)
-			if err != nil {
+			if err := c.Add(cluster, t.Topic, p.Partition); err != nil {
 				return protocol.Broker{ID: -1}, NewError(err)
-			}
-			switch {
-			case leader.ID < 0:
-				leader = b
-			case leader.ID != b.ID:
-				return protocol.Broker{ID: -1}, NewError(fmt.Errorf("%w (%d!=%d)", ErrMismatchingLeaders, b.ID, leader.ID))
 			}
 		}
 	}
-	return leader, nil
-}
-
-func partitionLeader(cluster protocol.Cluster, topic string, partition int32) (protocol.Broker, error) {
-	t, ok := cluster.Topics[topic]
-	if !ok {
-		return protocol.Broker{}, protocol.NewErrNoTopic(topic)
-	}
-	p, ok := t.Partitions[partition]
-	if !ok {
-		return protocol.Broker{}, protocol.NewErrNoPartition(topic, partition)
-	}
-	b, ok := cluster.Brokers[p.Leader]
-	if !ok {
-		return protocol.Broker{}, protocol.NewErrNoLeader(topic, partition)
-	}
-	return b, nil
+	return c.Broker(), nil
 }
 
 // Prepare picks the record batch format for record sets that do not name

@@ -6,6 +6,7 @@ package rawproduce
 import (
 	"fmt"
 
+	"github.com/segmentio/kafka-go/internal/leaders"
 	"github.com/segmentio/kafka-go/protocol"
 	"github.com/segmentio/kafka-go/protocol/produce"
 )
@@ -33,28 +34,15 @@ func (r *Request) TypeKey() protocol.OverrideTypeKey { return protocol.RawProduc
 // Broker returns the leader of the request's partitions, which must all be
 // led by the same broker.
 func (r *Request) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
-	found := protocol.Broker{ID: -1}
+	var c leaders.Common
 	for _, t := range r.Topics {
-		topic, ok := cluster.Topics[t.Topic]
-		if !ok {
-			return protocol.Broker{ID: -1}, NewError(protocol.NewErrNoTopic(t.Topic))
-		}
 		for _, p := range t.Partitions {
-			part, ok := topic.Partitions[p.Partition]
-			if !ok {
-				return protocol.Broker{ID: -1}, NewError(protocol.NewErrNoPartition(t.Topic, p.Partition))
+			if err := c.Add(cluster, t.Topic, p.Partition); err != nil {
+				return protocol.Broker{ID: -1}, NewError(err)
 			}
-			leader, ok := cluster.Brokers[part.Leader]
-			if !ok {
-				return protocol.Broker{ID: -1}, NewError(protocol.NewErrNoLeader(t.Topic, p.Partition))
-			}
-			if found.ID >= 0 && found.ID != leader.ID {
-				return protocol.Broker{ID: -1}, NewError(fmt.Errorf("mismatching leaders (%d!=%d)", leader.ID, found.ID))
-			}
-			found = leader
 		}
 	}
-	return found, nil
+	return c.Broker(), nil
 }
 
 // HasResponse reports whether the broker answers: not with acks=0.
