@@ -30,8 +30,10 @@ import (
 // connection ready for the next lease; one left unread, even one not
 // started (the holder's context ended first), is skipped in the background
 // (bounded by the holder's timeouts) before the connection goes back to the
-// pool; one whose reading failed, or was interrupted mid-read, closes the
-// connection.
+// pool (an interruption, even of a read in progress, leaves the socket
+// where the last read stopped); one whose reading failed closes the
+// connection, and so does one left unread with no timeout to bound the
+// skip.
 type connLease struct {
 	pool *connPool
 	c    *brokerConn
@@ -50,6 +52,40 @@ type connLease struct {
 	hdr         [8]byte
 	hdrRead     int
 	readTimeout time.Duration
+
+	// settle, from the request's context (withSettleSlot), is told when
+	// the connection is done with a Produce abandoned unanswered.
+	settle *settleSlot
+}
+
+// A settleSlot is how the sender of a Produce (the Writer) learns when a
+// request it gave up on unanswered can no longer be appended: a broker
+// works on a connection's requests in order and may still append one
+// whose sender stopped waiting. The lease keeps such a connection and
+// skips the response in the background (abandonedProduceBound), and done
+// closes when that ends, answered or not; it stays nil when the request
+// was answered, never sent, or its connection closed at once.
+type settleSlot struct{ done <-chan struct{} }
+
+type settleSlotKey struct{}
+
+// withSettleSlot returns ctx carrying slot, for a Produce sent with it.
+func withSettleSlot(ctx context.Context, slot *settleSlot) context.Context {
+	return context.WithValue(ctx, settleSlotKey{}, slot)
+}
+
+// abandonedProduceBound bounds each wait for the rest of a Produce's
+// response once its sender gave up on it, given the time the sender gave
+// the request: the bound of the acks=0 drains (noAckDrainBound).
+func abandonedProduceBound(ctx context.Context, req protocol.Message) time.Duration {
+	if req.ApiKey() != protocol.Produce {
+		return 0
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	return noAckDrainBound(time.Until(deadline))
 }
 
 // lease checks out a connection of its own: an idle one of the pool, or a
@@ -149,8 +185,15 @@ func (l *connLease) roundTrip(ctx context.Context, req protocol.Message) (protoc
 	if err != nil || !expectsResponse(req) {
 		return nil, err
 	}
-	// ctx's deadline, if any, ends the waits (interrupting them).
-	body, err := l.response(ctx, id, 0, 0)
+	// ctx's deadline, if any, ends the waits (interrupting them). A
+	// Produce given up on is skipped within a bound rather than cut with
+	// its connection, so that its sender can tell when the broker is
+	// done with it (settleSlot).
+	bound := abandonedProduceBound(ctx, req)
+	if bound > 0 {
+		l.settle, _ = ctx.Value(settleSlotKey{}).(*settleSlot)
+	}
+	body, err := l.response(ctx, id, bound, bound)
 	if err != nil {
 		return nil, err
 	}
@@ -213,11 +256,19 @@ func (l *connLease) release() {
 		// context ended, or it wanted no more): skip the rest, as long as
 		// the broker sends it in time, then the connection serves the
 		// next lease.
+		var done chan struct{}
+		if l.settle != nil {
+			done = make(chan struct{})
+			l.settle.done = done
+		}
 		go func() {
 			if err := l.skip(); err != nil {
 				l.c.close(err)
 			}
 			l.pool.release(l.c, false)
+			if done != nil {
+				close(done)
+			}
 		}()
 	}
 }
@@ -333,17 +384,22 @@ func (b *responseBody) finish() {
 	}
 }
 
-// fail records the error of a read from the connection, which is then
-// unusable.
+// fail records the error of a read from the connection that read
+// nothing: the connection is unusable, unless interrupt cut the read.
 func (b *responseBody) fail(err error) error {
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
 	b.mu.Lock()
-	if b.stopped && isTimeout(err) {
-		err = errStreamInterrupted
-	}
+	interrupted := b.stopped && isTimeout(err)
 	b.mu.Unlock()
+	if interrupted {
+		// A read cut by interrupt's deadline took nothing off the
+		// socket (nor does TLS keep such an error): the connection is
+		// where the previous read left it, and can be skipped on.
+		b.err = errStreamInterrupted
+		return b.err
+	}
 	b.err, b.broken = err, true
 	return err
 }

@@ -101,9 +101,10 @@ type Writer struct {
 	ReadTimeout time.Duration
 
 	// WriteTimeout bounds each produce request (10s when zero). A request
-	// not answered in time is given up with its connection and its batches
-	// sent again; a broker that appends the first request late leaves a
-	// second copy after later messages, unless Idempotent is set.
+	// not answered in time is given up, and its batches are sent again once
+	// the broker answered it on its connection (for at most
+	// max(10s, 2*WriteTimeout) more), so that a copy it still appends comes
+	// before the retry's, not after later messages.
 	WriteTimeout time.Duration
 
 	// RequiredAcks is the acknowledgement the brokers must give before a

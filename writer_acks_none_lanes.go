@@ -62,9 +62,15 @@ func noAckDrainBound(writeTimeout time.Duration) time.Duration {
 type heldBackError struct {
 	broker string
 	cause  error // the context's error, when the wait for the drain ended with it
+	// unanswered: held behind a request with acks that went unanswered
+	// (partitionWriter.settling), not behind an acks=0 lane.
+	unanswered bool
 }
 
 func (e *heldBackError) Error() string {
+	if e.unanswered {
+		return "kafka: broker " + e.broker + " may still append an earlier attempt it did not answer"
+	}
 	msg := "kafka: broker " + e.broker + " still working through earlier acks=0 requests"
 	if e.cause != nil {
 		msg += ": " + e.cause.Error()

@@ -94,6 +94,13 @@ type partitionWriter struct {
 	// failed attempt; written before the partition is handed to a sink.
 	retryAt time.Time
 
+	// settling closes once the broker can no longer append the last
+	// request that carried the partition's batch and went unanswered
+	// (settleSlot): the partition sends nothing before, or a later batch,
+	// or a copy of the same one, could land before it. Used only by the
+	// sink holding the partition.
+	settling <-chan struct{}
+
 	// noAckLane is the lane its last batch was written on with
 	// RequireNone, noAckSeq that request's number on it; used only by the
 	// sink holding the partition (writer_acks_none_lanes.go).

@@ -312,6 +312,15 @@ func (s *brokerSink) send(parts []*partitionWriter) {
 	sent := 0
 	for i, pw := range parts {
 		b := pw.sending
+		if pw.settling != nil {
+			select {
+			case <-pw.settling:
+				pw.settling = nil
+			default:
+				errs[i] = &heldBackError{broker: fmt.Sprint(s.leader), unanswered: true}
+				continue
+			}
+		}
 		pw.attemptStarts(b)
 		records, err := pw.records(b)
 		if err != nil {
@@ -358,7 +367,17 @@ func (s *brokerSink) send(parts []*partitionWriter) {
 	var res *produceAPI.Response
 	var reqErr error
 	if sent > 0 {
-		res, reqErr = s.roundTrip(req, timeout, parts, errs)
+		var slot settleSlot
+		res, reqErr = s.roundTrip(req, timeout, parts, errs, &slot)
+		if slot.done != nil {
+			// Given up on unanswered: whatever each partition sends next
+			// waits until the broker is done with this request.
+			for i, pw := range parts {
+				if errs[i] == nil {
+					pw.settling = slot.done
+				}
+			}
+		}
 	}
 
 	index := newResultIndex(res)
@@ -409,8 +428,9 @@ func appendTopic(topics []string, topic string) []string {
 
 // roundTrip sends req, which carries the batches of the partitions of
 // parts without an error in errs; with RequireNone the broker does not
-// answer, and the response is nil.
-func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration, parts []*partitionWriter, errs []error) (*produceAPI.Response, error) {
+// answer, and the response is nil. Otherwise slot learns whether the
+// request was given up on unanswered (settleSlot).
+func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration, parts []*partitionWriter, errs []error, slot *settleSlot) (*produceAPI.Response, error) {
 	w := s.w
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -418,6 +438,8 @@ func (s *brokerSink) roundTrip(req *produceAPI.Request, timeout time.Duration, p
 		if t, ok := w.transportOrDefault().(*Transport); ok {
 			return nil, s.laneRoundTrip(ctx, t, req, parts, errs)
 		}
+	} else {
+		ctx = withSettleSlot(ctx, slot)
 	}
 	m, err := w.transportOrDefault().RoundTrip(ctx, w.Addr, req)
 	if err != nil {
