@@ -447,6 +447,9 @@ func (cl *cluster) send(ctx context.Context, req Request, s *clusterState, start
 		pool = cl.seed
 	}
 
+	if slot, ok := ctx.Value(settleSlotKey{}).(*settleSlot); ok {
+		slot.cl = cl // see settleSlot
+	}
 	res, sent, err := pool.tryRoundTrip(ctx, req)
 	if err != nil && !sent && pool == cl.seed && ctx.Err() == nil && !isAuthError(err) {
 		// The bootstrap servers cannot be reached, but any broker will

@@ -65,7 +65,13 @@ type connLease struct {
 // skips the response in the background (abandonedProduceBound), and done
 // closes when that ends, answered or not; it stays nil when the request
 // was answered, never sent, or its connection closed at once.
-type settleSlot struct{ done <-chan struct{} }
+type settleSlot struct {
+	done <-chan struct{}
+	// cl is the cluster the request went through (cluster.send): the
+	// skip keeps it alive, so that CloseIdleConnections does not cut the
+	// connection the sender waits on.
+	cl *cluster
+}
 
 type settleSlotKey struct{}
 
@@ -257,9 +263,13 @@ func (l *connLease) release() {
 		// the broker sends it in time, then the connection serves the
 		// next lease.
 		var done chan struct{}
+		var hold *cluster
 		if l.settle != nil {
 			done = make(chan struct{})
 			l.settle.done = done
+			if hold = l.settle.cl; hold != nil {
+				hold.enter()
+			}
 		}
 		go func() {
 			if err := l.skip(); err != nil {
@@ -268,6 +278,9 @@ func (l *connLease) release() {
 			l.pool.release(l.c, false)
 			if done != nil {
 				close(done)
+			}
+			if hold != nil {
+				hold.leave()
 			}
 		}()
 	}
@@ -283,8 +296,20 @@ var errLeaseAbandoned = errors.New("kafka: leased request abandoned before the e
 // for the body, the connection is given up instead.
 func (l *connLease) skip() error {
 	c, left := l.c, l.body.left
+	// A given-up Produce's sender waits for the skip: one deadline bounds
+	// it whole (abandonedProduceBound), not one per phase.
+	var by time.Time
+	if l.settle != nil {
+		by = time.Now().Add(l.readTimeout)
+	}
+	deadline := func(d time.Duration) time.Time {
+		if !by.IsZero() {
+			return by
+		}
+		return time.Now().Add(d)
+	}
 	if l.hdrRead < len(l.hdr) {
-		c.nc.SetReadDeadline(time.Now().Add(l.body.timeout))
+		c.nc.SetReadDeadline(deadline(l.body.timeout))
 		if _, err := io.ReadFull(c.br, l.hdr[l.hdrRead:]); err != nil {
 			return eof.Unexpected(err)
 		}
@@ -298,7 +323,7 @@ func (l *connLease) skip() error {
 		return errLeaseAbandoned
 	}
 	if left > 0 {
-		c.nc.SetReadDeadline(time.Now().Add(l.readTimeout))
+		c.nc.SetReadDeadline(deadline(l.readTimeout))
 		if _, err := c.br.Discard(left); err != nil {
 			return eof.Unexpected(err)
 		}
