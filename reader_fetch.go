@@ -375,7 +375,7 @@ func (p *partitionReader) fetch(ctx context.Context, offset int64) (int64, error
 		})
 		return next, nil
 	}
-	if next == offset && batches > 0 {
+	if next == offset {
 		// Batches came back but every one ends before the fetch offset:
 		// Kafka never answers so (it starts at the batch holding the
 		// offset, and a batch read to its end moves the offset past it),
